@@ -1,0 +1,10 @@
+"""Networks used by the lessons: LeNet-5 (seed 001), the ResNet family (seed 003), a small segmentation FCN."""
+from .lenet import LeNet5, lenet5
+from .resnet import ResNet, ResidualBlock, ResidualBlockBase, resnet18, resnet34, resnet50, resnet101
+from .segmentation import SegmentationFCN, segmentation_fcn
+
+__all__ = [
+    "LeNet5", "lenet5",
+    "ResNet", "ResidualBlock", "ResidualBlockBase", "resnet18", "resnet34", "resnet50", "resnet101",
+    "SegmentationFCN", "segmentation_fcn",
+]
