@@ -1,0 +1,205 @@
+"""Regenerate the embedded data sets in ``data/`` bit-for-bit (``make data`` or ``python -m course_lib.datagen``).
+
+Nothing is downloaded: the digits are scikit-learn's bundled copy of the UCI handwritten digits (1,797 real
+8x8 scans), the segmentation "shapes" are drawn from a fixed seed. Every file is first written into a
+temporary folder next to ``data/`` and moved into place only when complete, then listed in
+``data/MANIFEST.sha256``, which ``course_lib.data`` verifies before reading.
+"""
+import argparse
+import hashlib
+import io
+import os
+import shutil
+import struct
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from .paths import DATA_DIR, relative
+
+DIGITS_SEED = 20240601
+DIGITS_TEST_SIZE = 360
+SHAPES_SEED = 20240602
+SHAPES_SIZE = 64
+SHAPES_TRAIN, SHAPES_VAL = 320, 80
+SHAPES_CLASSES = ("background", "circle", "rectangle", "triangle")
+IGNORE_LABEL = 255
+MANIFEST_NAME = "MANIFEST.sha256"
+DATASETS = ("digits_mnist", "digits_png", "shapes")
+REGENERATE_HINT = "Regenerate it with `make data` (or `python -m course_lib.datagen`) from the repository root."
+
+
+# ---------------------------------------------------------------------------------------------- digits
+def load_digit_images():
+    """The 1,797 UCI digit scans upsampled to 28x28 uint8, MNIST-style (digit in a 20x20 box, centred)."""
+    from PIL import Image
+    from sklearn.datasets import load_digits
+
+    digits = load_digits()
+    images = np.zeros((len(digits.images), 28, 28), dtype=np.uint8)
+    for i, scan in enumerate(digits.images):
+        small = Image.fromarray(np.round(scan * (255.0 / 16.0)).astype(np.uint8), mode="L")
+        images[i, 4:24, 4:24] = np.asarray(small.resize((20, 20), Image.BILINEAR))
+    return images, digits.target.astype(np.uint8)
+
+
+def split_digits(labels):
+    """Indices of a fixed random train/test split (the same on every machine)."""
+    order = np.random.default_rng(DIGITS_SEED).permutation(len(labels))
+    return np.sort(order[DIGITS_TEST_SIZE:]), np.sort(order[:DIGITS_TEST_SIZE])
+
+
+def write_idx(path: Path, array: np.ndarray):
+    """Write a uint8 array in the IDX format MNIST uses (magic 0x0803 images, 0x0801 labels)."""
+    header = struct.pack(">HBB", 0, 0x08, array.ndim) + struct.pack(">" + "I" * array.ndim, *array.shape)
+    path.write_bytes(header + np.ascontiguousarray(array, dtype=np.uint8).tobytes())
+
+
+def write_digits(root: Path):
+    images, labels = load_digit_images()
+    train_idx, test_idx = split_digits(labels)
+    mnist = root / "digits_mnist"
+    mnist.mkdir(parents=True)
+    for prefix, idx in (("train", train_idx), ("t10k", test_idx)):
+        write_idx(mnist / f"{prefix}-images-idx3-ubyte", images[idx])
+        write_idx(mnist / f"{prefix}-labels-idx1-ubyte", labels[idx])
+    from PIL import Image
+
+    for split, idx in (("train", train_idx), ("val", test_idx)):
+        for i in idx:
+            folder = root / "digits_png" / split / str(labels[i])
+            folder.mkdir(parents=True, exist_ok=True)
+            Image.fromarray(images[i], mode="L").save(folder / f"{i:04d}.png", format="PNG", optimize=False)
+
+
+# ---------------------------------------------------------------------------------------------- shapes
+def _draw_sample(rng, size=SHAPES_SIZE):
+    """One image (H,W,3 uint8) and its mask (H,W uint8): 1-3 shapes on a textured background."""
+    yy, xx = np.mgrid[0:size, 0:size].astype(np.float32)
+    base = rng.uniform(40, 200, size=3)
+    tilt = rng.uniform(-0.6, 0.6, size=(2, 3))
+    image = base + yy[..., None] * tilt[0] + xx[..., None] * tilt[1]
+    mask = np.zeros((size, size), dtype=np.uint8)
+    for _ in range(rng.integers(1, 4)):
+        kind = int(rng.integers(1, 4))
+        cy, cx = rng.uniform(12, size - 12, size=2)
+        r = rng.uniform(7, 14)
+        if kind == 1:
+            inside = (yy - cy) ** 2 + (xx - cx) ** 2 <= r ** 2
+        elif kind == 2:
+            h, w = rng.uniform(0.6, 1.0, size=2) * r
+            inside = (np.abs(yy - cy) <= h) & (np.abs(xx - cx) <= w)
+        else:
+            angle = rng.uniform(0, 2 * np.pi)
+            corners = [(cy + r * np.sin(angle + k * 2 * np.pi / 3), cx + r * np.cos(angle + k * 2 * np.pi / 3))
+                       for k in range(3)]
+            inside = np.ones_like(mask, dtype=bool)
+            for k in range(3):
+                (y0, x0), (y1, x1) = corners[k], corners[(k + 1) % 3]
+                inside &= (x1 - x0) * (yy - y0) - (y1 - y0) * (xx - x0) >= 0
+        colour = rng.uniform(0, 255, size=3)
+        while np.abs(colour - base).max() < 60:
+            colour = rng.uniform(0, 255, size=3)
+        image[inside] = colour
+        mask[inside] = kind
+    image += rng.normal(0, 3, size=image.shape)
+    return np.clip(np.round(image), 0, 255).astype(np.uint8), mask
+
+
+def ignore_borders(mask: np.ndarray) -> np.ndarray:
+    """Label every pixel whose 4-neighbourhood crosses a class boundary as IGNORE_LABEL."""
+    border = np.zeros(mask.shape, dtype=bool)
+    border[1:, :] |= mask[1:, :] != mask[:-1, :]
+    border[:-1, :] |= mask[1:, :] != mask[:-1, :]
+    border[:, 1:] |= mask[:, 1:] != mask[:, :-1]
+    border[:, :-1] |= mask[:, 1:] != mask[:, :-1]
+    out = mask.copy()
+    out[border] = IGNORE_LABEL
+    return out
+
+
+def shapes_samples(count: int, seed: int):
+    """Yield ``count`` (png_bytes, mask) pairs; the same seed gives the same bytes."""
+    from PIL import Image
+
+    rng = np.random.default_rng(seed)
+    for _ in range(count):
+        image, mask = _draw_sample(rng)
+        buf = io.BytesIO()
+        Image.fromarray(image, mode="RGB").save(buf, format="PNG", optimize=False)
+        yield buf.getvalue(), ignore_borders(mask)
+
+
+SHAPES_SCHEMA = {
+    "image": {"type": "bytes"},     # PNG, decoded by mindspore.dataset.vision.Decode
+    "mask": {"type": "bytes"},      # raw uint8, height x width, 255 = ignore
+    "height": {"type": "int32"},
+    "width": {"type": "int32"},
+}
+
+
+def write_shapes(root: Path):
+    from mindspore.mindrecord import FileWriter
+
+    folder = root / "shapes"
+    folder.mkdir(parents=True)
+    for split, count, seed in (("train", SHAPES_TRAIN, SHAPES_SEED), ("val", SHAPES_VAL, SHAPES_SEED + 1)):
+        writer = FileWriter(str(folder / f"shapes_{split}.mindrecord"), shard_num=1, overwrite=False)
+        writer.set_header_size(1 << 16)  # the defaults (16 MB header, 32 MB pages) pad each file to ~50 MB
+        writer.set_page_size(1 << 16)
+        writer.add_schema(SHAPES_SCHEMA, f"shapes_{split}")
+        rows = [{"image": png, "mask": mask.tobytes(), "height": mask.shape[0], "width": mask.shape[1]}
+                for png, mask in shapes_samples(count, seed)]
+        writer.write_raw_data(rows)
+        writer.commit()
+
+
+# --------------------------------------------------------------------------------------------- manifest
+def file_digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def build_manifest(root: Path) -> str:
+    lines = []
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and p.name != MANIFEST_NAME):
+        lines.append(f"{file_digest(path)}  {path.relative_to(root).as_posix()}")
+    return "\n".join(lines) + "\n"
+
+
+def generate(target: Path = DATA_DIR, quiet: bool = False) -> Path:
+    """Build every data set in a temporary folder beside ``target`` and move them into place."""
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".tmp-datagen-", dir=target.parent))
+    try:
+        write_digits(staging)
+        write_shapes(staging)
+        manifest = build_manifest(staging)
+        target.mkdir(exist_ok=True)
+        for name in DATASETS:
+            old = target / name
+            if old.exists():
+                shutil.rmtree(old)
+            os.replace(staging / name, old)
+        tmp_manifest = target / (MANIFEST_NAME + ".tmp")
+        tmp_manifest.write_text(manifest)
+        os.replace(tmp_manifest, target / MANIFEST_NAME)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    if not quiet:
+        print(f"wrote {len(manifest.splitlines())} files under {relative(target)}/ and {MANIFEST_NAME}")
+    return target
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=DATA_DIR, help="target folder (default: the repo's data/)")
+    args = parser.parse_args(argv)
+    generate(args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
