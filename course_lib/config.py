@@ -1,0 +1,171 @@
+"""Seed 000's YAML configuration scaffold: defaults in the package, a user YAML on top, then overrides.
+
+``load_config(path=None, argv=None, **overrides)`` returns a ``Config`` whose keys are read as attributes
+(``cfg.batch_size``). Unknown keys and values of the wrong type are rejected with a message that names the
+key, the value and the fix. YAML is read with ``yaml.safe_load`` only.
+"""
+import argparse
+import copy
+from pathlib import Path
+
+import yaml
+
+DEFAULT_CONFIG = Path(__file__).resolve().parent / "configs" / "default.yaml"
+
+#: Keys whose default is null, and the type a non-null value must have.
+NULLABLE_TYPES = {
+    "device_target": str,
+    "all_reduce_fusion_config": list,
+    "data_path": str,
+    "num_parallel_workers": int,
+    "checkpoint_dir": str,
+    "checkpoint_path": str,
+}
+
+#: Keys whose value must come from a fixed set (checked here so a typo fails before any work starts).
+CHOICES = {
+    "context_mode": ("graph", "pynative"),
+    "dataset": ("digits_mnist", "imagefolder", "shapes"),
+    "model": ("lenet5", "resnet18", "resnet34", "resnet50", "resnet101"),
+    "lr_schedule": ("constant", "cosine"),
+}
+
+
+class Config:
+    """Attribute access to a flat mapping of settings; ``to_dict()`` gives a plain copy back."""
+
+    def __init__(self, values: dict):
+        object.__setattr__(self, "_values", dict(values))
+
+    def __getattr__(self, key):
+        try:
+            return self._values[key]
+        except KeyError:
+            raise AttributeError(f"Config has no key {key!r}. Known keys: {', '.join(sorted(self._values))}.") from None
+
+    def __setattr__(self, key, value):
+        self._values[key] = value
+
+    def __contains__(self, key):
+        return key in self._values
+
+    def __eq__(self, other):
+        return isinstance(other, Config) and self._values == other._values
+
+    def get(self, key, default=None):
+        return self._values.get(key, default)
+
+    def to_dict(self) -> dict:
+        return copy.deepcopy(self._values)
+
+    def __repr__(self):
+        return yaml.safe_dump(self._values, sort_keys=False, default_flow_style=None).rstrip()
+
+
+def _read_yaml(path) -> dict:
+    path = Path(path).expanduser()
+    if not path.is_file():
+        raise FileNotFoundError(f"Config file {path} does not exist. Fix: pass the path of a YAML file, "
+                                f"e.g. course_lib/configs/default.yaml, or path=None for the defaults.")
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as error:
+        raise ValueError(f"Config file {path} is not valid YAML: {error}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ValueError(f"Config file {path} must hold a mapping of key: value lines, "
+                         f"got a {type(data).__name__}. Fix: write one `key: value` per line.")
+    return data
+
+
+def _check_value(key, value, default, source):
+    where = f" (from {source})" if source else ""
+    if default is None:
+        expected = NULLABLE_TYPES.get(key)
+        if value is None or expected is None:
+            return value
+        if expected is int and isinstance(value, bool):
+            pass
+        elif isinstance(value, expected):
+            return value
+        raise ValueError(f"Config key {key!r} must be null or {'an' if expected is int else 'a'} "
+                         f"{expected.__name__}, got {value!r}{where}. Fix the value in your YAML or override.")
+    if isinstance(default, bool):
+        ok = isinstance(value, bool)
+    elif isinstance(default, int):
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif isinstance(default, float):
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        value = float(value) if ok else value
+    else:
+        ok = isinstance(value, type(default))
+    if not ok:
+        kind = type(default).__name__
+        raise ValueError(f"Config key {key!r} must be {'an' if kind[0] in 'aeiou' else 'a'} {kind} like its "
+                         f"default {default!r}, "
+                         f"got {value!r} ({type(value).__name__}){where}. Fix the value in your YAML or override.")
+    if key in CHOICES and value not in CHOICES[key]:
+        raise ValueError(f"Config key {key!r} must be one of {list(CHOICES[key])}, got {value!r}{where}. "
+                         f"Fix the YAML key {key}.")
+    return value
+
+
+def _merge(values: dict, updates: dict, defaults: dict, source: str):
+    unknown = sorted(set(updates) - set(defaults))
+    if unknown:
+        raise ValueError(f"Unknown config key(s) {unknown} (from {source}). Known keys: "
+                         f"{', '.join(sorted(defaults))}. Fix: check the spelling or remove the key.")
+    for key, value in updates.items():
+        values[key] = _check_value(key, value, defaults[key], source)
+
+
+def parse_overrides(argv) -> tuple:
+    """Parse ``--config FILE`` and ``--key value`` pairs; values are read as YAML scalars (``0.1`` -> float)."""
+    argv = list(argv)
+    config_path, overrides, i = None, {}, 0
+    while i < len(argv):
+        token = argv[i]
+        if not token.startswith("--"):
+            raise ValueError(f"Unexpected command-line argument {token!r}. Use --key value pairs, e.g. --epochs 3.")
+        key, eq, raw = token[2:].partition("=")
+        if not eq:
+            if key == "resume" and (i + 1 >= len(argv) or argv[i + 1].startswith("--")):
+                raw, i = "true", i + 1
+            elif i + 1 >= len(argv):
+                raise ValueError(f"Command-line option --{key} needs a value, e.g. --{key} 1.")
+            else:
+                raw, i = argv[i + 1], i + 2
+        else:
+            i += 1
+        key = key.replace("-", "_")
+        if key in ("config", "config_path"):
+            config_path = raw
+            continue
+        try:
+            overrides[key] = yaml.safe_load(raw)
+        except yaml.YAMLError:
+            overrides[key] = raw
+    return config_path, overrides
+
+
+def load_config(path=None, argv=None, **overrides) -> Config:
+    """Defaults, then the YAML at ``path`` (or ``--config`` in ``argv``), then ``argv``, then ``overrides``."""
+    defaults = yaml.safe_load(DEFAULT_CONFIG.read_text())
+    values = dict(defaults)
+    cli_path, cli_overrides = parse_overrides(argv) if argv is not None else (None, {})
+    path = path if path is not None else cli_path
+    if path is not None:
+        _merge(values, _read_yaml(path), defaults, str(path))
+    _merge(values, cli_overrides, defaults, "the command line")
+    _merge(values, overrides, defaults, "keyword overrides")
+    return Config(values)
+
+
+def build_arg_parser(description: str) -> argparse.ArgumentParser:
+    """An ``argparse`` front for scripts' ``--help``: every config key is accepted as ``--key value``."""
+    parser = argparse.ArgumentParser(description=description,
+                                     epilog="Any key of course_lib/configs/default.yaml can be overridden "
+                                            "as --key value.")
+    parser.add_argument("--config", help="a YAML file with keys from course_lib/configs/default.yaml")
+    return parser

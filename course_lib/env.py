@@ -1,0 +1,95 @@
+"""Seed 000's run-environment template (``init_env``) in MindSpore 2.10 spelling.
+
+What changed since the seed: ``ms.set_context(device_target=...)`` is deprecated in favour of
+``ms.set_device(...)``; the parallel mode enum is ``ms.ParallelMode``; distributed jobs are launched with
+``msrun`` (lesson 08) instead of rank tables or mpirun.
+"""
+import mindspore as ms
+from mindspore.communication import get_group_size, get_rank, init
+
+DEVICE_TARGETS = ("CPU", "GPU", "Ascend")
+CONTEXT_MODES = {"graph": ms.GRAPH_MODE, "pynative": ms.PYNATIVE_MODE}
+
+
+def _get(cfg, key, default=None):
+    return cfg.get(key, default) if isinstance(cfg, dict) else getattr(cfg, key, default)
+
+
+def _set(cfg, key, value):
+    if isinstance(cfg, dict):
+        cfg[key] = value
+    else:
+        setattr(cfg, key, value)
+
+
+def device_available(target: str) -> bool:
+    """Whether this MindSpore install can run on ``target`` (the CPU wheel has neither GPU nor Ascend)."""
+    if target == "CPU":
+        return True
+    backend = getattr(ms.device_context, target.lower(), None)
+    try:
+        return bool(backend is not None and backend.is_available())
+    except Exception:  # noqa: BLE001 - a missing driver library means "not available"
+        return False
+
+
+def _check_int(key, value, low):
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ValueError(f"Invalid {key}: {value!r}, should be an int >= {low}. Fix the config key {key}.")
+    return value
+
+
+def init_env(cfg):
+    """Seed, device target, graph/PyNative mode and standalone vs data-parallel set-up, from a config.
+
+    ``cfg`` is a ``course_lib.config.Config`` (or a dict) with keys seed, device_target, context_mode,
+    device_num, device_id and optionally all_reduce_fusion_config. Like the seed it writes back the resolved
+    device_target, device_num and rank_id. Returns ``cfg``.
+    """
+    seed = _check_int("seed", _get(cfg, "seed", 1), 0)
+    ms.set_seed(seed)
+
+    target = _get(cfg, "device_target")
+    if target in (None, "None", "none", "auto"):
+        target = next(t for t in ("Ascend", "GPU", "CPU") if device_available(t))
+    if target not in DEVICE_TARGETS:
+        raise ValueError(f"Invalid device_target: {target!r}, should be in [None, 'Ascend', 'GPU', 'CPU']. "
+                         f"Fix the config key device_target (None picks the best available device).")
+    if not device_available(target):
+        raise RuntimeError(f"device_target {target!r} is not available in this MindSpore install "
+                           f"({ms.__version__}, which supports only what its wheel was built for). Fix: set "
+                           f"device_target to 'CPU' or None, or install the MindSpore {target} package.")
+    mode = _get(cfg, "context_mode", "graph")
+    if mode not in CONTEXT_MODES:
+        raise ValueError(f"Invalid context_mode: {mode!r}, should be in ['graph', 'pynative']. "
+                         f"Fix the config key context_mode.")
+    device_num = _check_int("device_num", _get(cfg, "device_num", 1), 1)
+    device_id = _check_int("device_id", _get(cfg, "device_id", 0), 0)
+
+    ms.set_context(mode=CONTEXT_MODES[mode])
+    if target == "CPU":
+        device_id = 0
+    ms.set_device(target, device_id)
+    _set(cfg, "device_target", target)
+    _set(cfg, "device_id", device_id)
+
+    if device_num > 1:
+        # init() works the same on Ascend, GPU and CPU; get_rank/get_group_size are only valid after it.
+        init()
+        group_size = get_group_size()
+        if device_num != group_size:
+            raise ValueError(f"the setting device_num: {device_num} not equal to the real group_size: "
+                             f"{group_size}. Fix: launch with msrun --worker_num={device_num} or set "
+                             f"device_num to {group_size}.")
+        _set(cfg, "rank_id", get_rank())
+        ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.DATA_PARALLEL, gradients_mean=True)
+        fusion = _get(cfg, "all_reduce_fusion_config")
+        if fusion:
+            ms.set_auto_parallel_context(all_reduce_fusion_config=list(fusion))
+        print(f"run distribute! rank {get_rank()} of {group_size}", flush=True)
+    else:
+        _set(cfg, "device_num", 1)
+        _set(cfg, "rank_id", 0)
+        ms.reset_auto_parallel_context()
+        print("run standalone!", flush=True)
+    return cfg
