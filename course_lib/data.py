@@ -74,7 +74,8 @@ def _check_common(batch_size, train, num_parallel_workers, num_shards, shard_id)
 def _manifest() -> dict:
     path = DATA_DIR / MANIFEST_NAME
     if not path.is_file():
-        raise FileNotFoundError(f"The embedded data manifest {relative(path)} is missing. {REGENERATE_HINT}")
+        raise FileNotFoundError(f"The embedded data manifest {DATA_DIR.name}/{MANIFEST_NAME} is missing. "
+                                f"{REGENERATE_HINT}")
     entries = {}
     for line in path.read_text().splitlines():
         digest, _, name = line.partition("  ")
@@ -93,9 +94,9 @@ def verify_embedded_data(name: str) -> Path:
     for rel, digest in expected.items():
         path = DATA_DIR / rel
         if not path.is_file():
-            raise FileNotFoundError(f"Embedded data file {relative(path)} is missing. {REGENERATE_HINT}")
+            raise FileNotFoundError(f"Embedded data file {DATA_DIR.name}/{rel} is missing. {REGENERATE_HINT}")
         if hashlib.sha256(path.read_bytes()).hexdigest() != digest:
-            raise ValueError(f"Embedded data file {relative(path)} is corrupted (its sha256 does not match "
+            raise ValueError(f"Embedded data file {DATA_DIR.name}/{rel} is corrupted (its sha256 does not match "
                              f"data/{MANIFEST_NAME}). {REGENERATE_HINT}")
     _verified.add(name)
     return DATA_DIR / name

@@ -39,6 +39,26 @@ def _check_int(key, value, low):
     return value
 
 
+def _runtime_started() -> bool:
+    from mindspore.device_manager import DeviceContextManager
+
+    current = ms.get_context("device_target")
+    context = DeviceContextManager.get_instance().get_device_context(current)
+    return context is not None and context.initialized()
+
+
+def _set_device_once(target: str, device_id: int):
+    """``ms.set_device`` raises once a kernel has run; calling init_env again on the same device is fine."""
+    if _runtime_started():
+        current = ms.get_context("device_target")
+        if current != target:
+            raise RuntimeError(f"MindSpore already runs on {current} in this process; the device cannot change "
+                               f"to {target} once a kernel has executed. Fix: restart the Python process "
+                               f"(kernel) and call init_env before running any operator.")
+        return
+    ms.set_device(target, device_id)
+
+
 def init_env(cfg):
     """Seed, device target, graph/PyNative mode and standalone vs data-parallel set-up, from a config.
 
@@ -69,7 +89,7 @@ def init_env(cfg):
     ms.set_context(mode=CONTEXT_MODES[mode])
     if target == "CPU":
         device_id = 0
-    ms.set_device(target, device_id)
+    _set_device_once(target, device_id)
     _set(cfg, "device_target", target)
     _set(cfg, "device_id", device_id)
 

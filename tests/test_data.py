@@ -1,0 +1,148 @@
+import course_lib  # noqa: F401  (sets env before mindspore)
+import shutil
+
+import numpy as np
+import pytest
+
+from course_lib import data, paths
+from course_lib.datagen import IGNORE_LABEL, write_idx
+
+
+def batches(dataset):
+    return list(dataset.create_tuple_iterator(output_numpy=True))
+
+
+def test_mnist_train_and_test_splits():
+    train = batches(data.create_mnist_dataset(batch_size=32))
+    test = batches(data.create_mnist_dataset(batch_size=32, train=False))
+    assert len(train) == 1437 // 32 and sum(len(b[1]) for b in test) == 360
+    image, label = train[0]
+    assert image.shape == (32, 1, 32, 32) and image.dtype == np.float32
+    assert label.shape == (32,) and label.dtype == np.int32
+    assert test[-1][0].shape == (360 % 32, 1, 32, 32)  # evaluation keeps the last partial batch
+    # seed 001's normalisation: background pixels are (0 - 0.1307) / 0.3081
+    assert np.isclose(image.min(), -0.1307 / 0.3081, atol=1e-5)
+    assert set(np.concatenate([b[1] for b in test])) == set(range(10))
+
+
+def test_mnist_is_deterministic_for_evaluation():
+    a = batches(data.create_mnist_dataset(train=False))
+    b = batches(data.create_mnist_dataset(train=False))
+    assert all((x[0] == y[0]).all() and (x[1] == y[1]).all() for x, y in zip(a, b))
+
+
+def test_two_shards_partition_the_data():
+    seen = []
+    for shard in range(2):
+        ds = data.create_mnist_dataset(train=False, batch_size=360, num_shards=2, shard_id=shard,
+                                       drop_remainder=False)
+        seen.append(np.concatenate([b[0].reshape(len(b[0]), -1) for b in batches(ds)]))
+    assert len(seen[0]) == len(seen[1]) == 180
+    rows = {r.tobytes() for r in seen[0]} | {r.tobytes() for r in seen[1]}
+    everything = np.concatenate([b[0].reshape(len(b[0]), -1) for b in batches(data.create_mnist_dataset(
+        train=False, batch_size=360))])
+    assert rows == {r.tobytes() for r in everything}
+
+
+def test_real_mnist_folder_in_both_layouts(tmp_path):
+    src = paths.DATA_DIR / "digits_mnist"
+    flat = tmp_path / "flat"
+    shutil.copytree(src, flat)
+    assert data.create_mnist_dataset(flat, train=False).get_dataset_size() == 12
+    seeds_layout = tmp_path / "seed"
+    (seeds_layout / "test").mkdir(parents=True)
+    for name in ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"):
+        shutil.copy(src / name, seeds_layout / "test" / name)
+    assert data.create_mnist_dataset(seeds_layout, train=False, batch_size=360).get_dataset_size() == 1
+
+
+def test_imagefolder_digits():
+    image, label = batches(data.create_imagefolder_dataset(image_size=64, batch_size=8))[0]
+    assert image.shape == (8, 3, 64, 64) and image.dtype == np.float32 and label.dtype == np.int32
+    val = data.create_imagefolder_dataset(image_size=32, train=False, batch_size=100)
+    assert sum(len(b[1]) for b in batches(val)) == 360
+
+
+def test_segmentation_shapes():
+    train = batches(data.create_segmentation_dataset(batch_size=16))
+    image, label = train[0]
+    assert image.shape == (16, 3, 64, 64) and image.dtype == np.float32
+    assert label.shape == (16, 64, 64) and label.dtype == np.int32
+    assert 0.0 <= image.min() and image.max() <= 1.0
+    values = set(np.unique(np.concatenate([b[1] for b in train])))
+    assert values == {0, 1, 2, 3, IGNORE_LABEL}
+    assert len(train) == 20 and data.create_segmentation_dataset(train=False).get_dataset_size() == 5
+
+
+def test_default_workers_is_what_the_machine_has():
+    assert 1 <= data.default_num_workers()
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"batch_size": 0}, r"batch_size must be an int >= 1, got 0"),
+    ({"batch_size": 2.5}, r"batch_size must be an int >= 1, got 2.5"),
+    ({"num_parallel_workers": 10_000}, r"num_parallel_workers must be an int from 1 to \d+, got 10000"),
+    ({"num_shards": 2}, r"num_shards and shard_id go together"),
+    ({"num_shards": 2, "shard_id": 2}, r"shard_id must be an int from 0 to 1, got 2"),
+    ({"train": "yes"}, r"train must be True or False"),
+    ({"path": 42}, r"path must be a folder path"),
+])
+def test_bad_arguments(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        data.create_mnist_dataset(**kwargs)
+
+
+def test_missing_paths_say_what_was_expected(tmp_path):
+    with pytest.raises(FileNotFoundError, match="does not exist. Expected MNIST IDX files"):
+        data.create_mnist_dataset(tmp_path / "nowhere")
+    with pytest.raises(FileNotFoundError, match="expected train-images-idx3-ubyte"):
+        data.create_mnist_dataset(tmp_path)
+    with pytest.raises(FileNotFoundError, match="Expected an image folder"):
+        data.create_imagefolder_dataset(tmp_path)
+    with pytest.raises(FileNotFoundError, match="shapes_train.mindrecord"):
+        data.create_segmentation_dataset(tmp_path)
+
+
+def test_truncated_and_wrong_idx_files(tmp_path):
+    images = np.zeros((4, 28, 28), np.uint8)
+    write_idx(tmp_path / "train-images-idx3-ubyte", images)
+    write_idx(tmp_path / "train-labels-idx1-ubyte", np.zeros(3, np.uint8))
+    with pytest.raises(ValueError, match="hold different numbers of samples"):
+        data.create_mnist_dataset(tmp_path)
+    raw = (tmp_path / "train-images-idx3-ubyte").read_bytes()
+    (tmp_path / "train-images-idx3-ubyte").write_bytes(raw[:-10])
+    with pytest.raises(ValueError, match="truncated or corrupted"):
+        data.create_mnist_dataset(tmp_path)
+    (tmp_path / "train-images-idx3-ubyte").write_bytes(b"\x1f\x8b" + raw[2:])
+    with pytest.raises(ValueError, match="gunzip"):
+        data.create_mnist_dataset(tmp_path)
+
+
+def test_imagefolder_wrong_layouts(tmp_path):
+    (tmp_path / "train").mkdir()
+    (tmp_path / "train" / "a.png").write_bytes(b"x")
+    with pytest.raises(ValueError, match="no class subfolders"):
+        data.create_imagefolder_dataset(tmp_path)
+    (tmp_path / "train" / "cat").mkdir()
+    (tmp_path / "train" / "cat" / "notes.txt").write_text("x")
+    with pytest.raises(ValueError, match="contain no images"):
+        data.create_imagefolder_dataset(tmp_path)
+
+
+def test_corrupted_embedded_file_names_file_and_fix(tmp_path, monkeypatch):
+    copy = tmp_path / "data"
+    shutil.copytree(paths.DATA_DIR, copy)
+    target = copy / "digits_mnist" / "t10k-labels-idx1-ubyte"
+    raw = bytearray(target.read_bytes())
+    raw[-1] ^= 1
+    target.write_bytes(bytes(raw))
+    monkeypatch.setattr(data, "DATA_DIR", copy)
+    monkeypatch.setattr(data, "_verified", set())
+    with pytest.raises(ValueError, match=r"digits_mnist/t10k-labels-idx1-ubyte is corrupted.*make data"):
+        data.create_mnist_dataset(train=False)
+    target.unlink()
+    with pytest.raises(FileNotFoundError, match=r"t10k-labels-idx1-ubyte is missing.*make data"):
+        data.create_mnist_dataset(train=False)
+    (copy / "MANIFEST.sha256").unlink()
+    with pytest.raises(FileNotFoundError, match="manifest"):
+        data.create_segmentation_dataset()

@@ -1,0 +1,49 @@
+import course_lib  # noqa: F401
+import pytest
+
+from course_lib import paths
+from course_lib.lesson import Timer, error_summary, scrub_paths, show_error
+
+
+def test_show_error_prints_type_and_message_without_traceback(capsys):
+    with show_error(ValueError):
+        raise ValueError("bad value\nsecond line\n----\nC++ stack noise")
+    out = capsys.readouterr().out
+    assert out.startswith("ValueError: bad value") and "second line" in out and "C++" not in out
+
+
+def test_show_error_requires_an_error_and_the_right_type():
+    with pytest.raises(AssertionError, match="expected to raise"):
+        with show_error():
+            pass
+    with pytest.raises(KeyError):
+        with show_error(ValueError):
+            raise KeyError("other")
+
+
+def test_scrub_paths_removes_machine_prefixes():
+    text = "File /work/main/.venv/lib/python3.11/site-packages/mindspore/train/model.py and /tmp/x/y.ckpt"
+    out = scrub_paths(text)
+    assert "mindspore/train/model.py" in out and "/work/" not in out and "/tmp/" not in out and "y.ckpt" in out
+
+
+def test_error_summary_truncates_long_messages():
+    summary = error_summary(RuntimeError("\n".join(f"line {i}" for i in range(10))), max_lines=2)
+    assert summary == "RuntimeError: line 0\n    line 1\n    …"
+
+
+def test_timer_measures(capsys):
+    with Timer("step") as t:
+        sum(range(1000))
+    assert t.seconds >= 0 and capsys.readouterr().out.startswith("step: ")
+
+
+def test_paths_resolve_from_the_package(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert (paths.DATA_DIR / "MANIFEST.sha256").is_file()
+    assert paths.OUTPUT_DIR.parent == paths.PROJECT_ROOT
+    monkeypatch.setattr(paths, "OUTPUT_DIR", tmp_path / "outputs")
+    assert paths.lesson_dir("03") == tmp_path / "outputs" / "03" and (tmp_path / "outputs" / "03").is_dir()
+    assert paths.relative(paths.DATA_DIR / "x") == "data/x"
+    with pytest.raises(ValueError, match="plain folder name"):
+        paths.lesson_dir("../escape")
