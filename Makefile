@@ -5,8 +5,6 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 NOTEBOOKS := $(sort $(wildcard notebooks/*.ipynb))
-# Notebooks that write files: nbval runs them a second time to prove leftovers don't break a re-run.
-RERUN_NOTEBOOKS := $(filter-out notebooks/00_% notebooks/02_%,$(NOTEBOOKS))
 NBVAL := --nbval-lax --nbval-current-env --nbval-cell-timeout=900
 
 .PHONY: install lab test unit notebooks data clean
@@ -22,10 +20,13 @@ install: $(STAMP)
 lab: install
 	$(VENV)/bin/jupyter lab --ip=127.0.0.1 --notebook-dir=notebooks
 
+# Unit tests, then every notebook with nbval; then every notebook again, copied to a temporary folder, which
+# proves that leftovers of the first run don't break a second one and that no lesson depends on its cwd.
 test: install
 	$(PY) -m pytest tests
 	$(PY) -m pytest $(NBVAL) $(NOTEBOOKS)
-	$(PY) -m pytest $(NBVAL) $(RERUN_NOTEBOOKS)
+	@rerun=$$(mktemp -d) && cp $(NOTEBOOKS) $$rerun/ && echo "second run, from $$rerun:" && \
+	  $(PY) -m pytest -p no:cacheprovider $(NBVAL) $$rerun/*.ipynb; status=$$?; rm -rf $$rerun; exit $$status
 
 unit: install
 	$(PY) -m pytest tests
