@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 NOTEBOOKS := $(sort $(wildcard notebooks/*.ipynb))
 NBVAL := --nbval-lax --nbval-current-env --nbval-cell-timeout=900
 
-.PHONY: install lab test unit notebooks data clean
+.PHONY: install lab test unit notebooks data clean browser-deps
 
 $(STAMP): requirements.txt requirements-torch.txt constraints.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -17,12 +17,14 @@ $(STAMP): requirements.txt requirements-torch.txt constraints.txt pyproject.toml
 
 install: $(STAMP)
 
+LAB_DIR ?= notebooks
+LAB_ARGS ?=
 lab: install
-	$(VENV)/bin/jupyter lab --ip=127.0.0.1 --notebook-dir=notebooks
+	$(VENV)/bin/jupyter lab --ip=127.0.0.1 --notebook-dir=$(LAB_DIR) $(LAB_ARGS)
 
 # Unit tests, then every notebook with nbval; then every notebook again, copied to a temporary folder, which
 # proves that leftovers of the first run don't break a second one and that no lesson depends on its cwd.
-test: install
+test: install browser-deps
 	$(PY) -m pytest tests
 	$(PY) -m pytest $(NBVAL) $(NOTEBOOKS)
 	@rerun=$$(mktemp -d) && cp $(NOTEBOOKS) $$rerun/ && echo "second run, from $$rerun:" && \
@@ -36,6 +38,15 @@ notebooks: install
 
 data: install
 	$(PY) -m course_lib.datagen
+
+# Debian's Chromium for the JupyterLab browser test (Playwright drives it; it never downloads a browser).
+browser-deps:
+	@if command -v chromium >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing Debian's chromium for tests/test_jupyterlab_browser.py"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	else echo "chromium is not installed and cannot be installed here (needs root and apt-get):" \
+	  "the browser test will be skipped"; fi
 
 clean:
 	rm -rf outputs build .pytest_cache

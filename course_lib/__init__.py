@@ -15,6 +15,9 @@ ENV_DEFAULTS = {
     # oneDNN picks a reference-speed path for 3x3/7x7 convolutions on some AVX-512 CPUs; capping the
     # instruction set at AVX2 selects the fast JIT kernels (measured: benchmarks/, notebook 00).
     "ONEDNN_MAX_CPU_ISA": "AVX2",
+    # Graph compilation of a Cell defined in a notebook logs a harmless CORE "realpath failed" error, and a
+    # failed compilation logs (ANALYZER) a copy of the exception it raises anyway; both print local paths.
+    "MS_SUBMODULE_LOG_v": "{CORE:4,ANALYZER:4}",
 }
 
 for _key, _value in ENV_DEFAULTS.items():

@@ -1,0 +1,116 @@
+"""The course is used in JupyterLab, so test it there: `make lab`'s server, driven by headless Chromium."""
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+import uuid
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+SCREENSHOT = ROOT / "build" / "jupyterlab_00_environment.png"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-sync",
+                 "--disable-background-networking", "--disable-component-update"]
+
+if CHROMIUM is None:  # `make test` installs Debian's chromium first; only a machine where that failed gets here
+    pytest.skip("Chromium is not installed (make test installs Debian's `chromium` package where it can: "
+                "run `make browser-deps` as root)", allow_module_level=True)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def http_status(url) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
+        return 0  # not listening (yet)
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """`make lab` serving a scratch copy of the notebooks (so autosave never touches the committed ones)."""
+    import nbformat
+
+    folder = tmp_path_factory.mktemp("lab")
+    for notebook in (ROOT / "notebooks").glob("*.ipynb"):
+        nb = nbformat.read(notebook, as_version=4)
+        for cell in nb.cells:  # a learner's fresh copy: only outputs produced in the browser count below
+            if cell.cell_type == "code":
+                cell.outputs, cell.execution_count = [], None
+        nbformat.write(nb, folder / notebook.name)
+    port, token = free_port(), uuid.uuid4().hex
+    log = open(folder / "lab.log", "w")
+    as_root = " --allow-root" if os.geteuid() == 0 else ""  # CI runs as root; Jupyter refuses without this flag
+    server = subprocess.Popen(
+        ["make", "-s", "lab", f"LAB_DIR={folder}",
+         f"LAB_ARGS=--port={port} --no-browser --IdentityProvider.token={token}{as_root}"],
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 120
+        while http_status(f"{base}/api/status?token={token}") != 200:
+            if server.poll() is not None or time.time() > deadline:
+                raise RuntimeError("JupyterLab did not start:\n" + (folder / "lab.log").read_text()[-3000:])
+            time.sleep(1)
+        yield {"base": base, "token": token, "folder": folder}
+    finally:
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+        log.close()
+
+
+def test_server_listens_on_localhost_and_requires_the_token(lab):
+    assert lab["base"].startswith("http://127.0.0.1:")
+    assert http_status(f"{lab['base']}/api/contents") == 403
+    assert http_status(f"{lab['base']}/api/contents?token=wrong") == 403
+    assert http_status(f"{lab['base']}/api/contents?token={lab['token']}") == 200
+
+
+def test_notebook_00_runs_its_first_cells_in_chromium(lab):
+    from playwright.sync_api import sync_playwright
+
+    url = f"{lab['base']}/lab/tree/00_environment.ipynb?token={lab['token']}"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(url, timeout=120_000)
+            page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
+            page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000)
+            # Run the first four cells (markdown, imports, markdown, ms.run_check) as a learner would.
+            page.click(".jp-Notebook .jp-Cell >> nth=0")
+            page.keyboard.press("Escape")
+            for _ in range(4):
+                page.keyboard.press("Shift+Enter")
+                page.wait_for_timeout(500)
+            SCREENSHOT.parent.mkdir(exist_ok=True)
+            page.screenshot(path=str(SCREENSHOT))
+            page.wait_for_function(
+                "() => [...document.querySelectorAll('.jp-OutputArea-output')]"
+                ".some(e => e.innerText.includes('MindSpore has been installed on platform [CPU] successfully'))",
+                timeout=180_000)
+            errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
+            texts = [errors.nth(i).inner_text() for i in range(errors.count())]
+            assert not [t for t in texts if "Traceback" in t or "Error" in t], texts
+            SCREENSHOT.parent.mkdir(exist_ok=True)
+            page.screenshot(path=str(SCREENSHOT))
+        finally:
+            browser.close()
+    assert SCREENSHOT.stat().st_size > 10_000
