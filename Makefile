@@ -7,12 +7,15 @@ STAMP := $(VENV)/.installed
 NOTEBOOKS := $(sort $(wildcard notebooks/*.ipynb))
 NBVAL := --nbval-lax --nbval-current-env --nbval-cell-timeout=900
 
-.PHONY: install lab test unit notebooks data clean browser-deps
+# Set PIP_OPTS="--no-index --find-links=wheelhouse" to install from a folder made by `make wheelhouse`.
+PIP_OPTS ?=
+
+.PHONY: install lab test unit notebooks data clean browser-deps student instructor site wheelhouse
 
 $(STAMP): requirements.txt requirements-torch.txt constraints.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --disable-pip-version-check -q -r requirements.txt -r requirements-torch.txt -c constraints.txt
-	$(PY) -m pip install --disable-pip-version-check -q --no-deps -e .
+	$(PY) -m pip install --disable-pip-version-check -q $(PIP_OPTS) -r requirements.txt -r requirements-torch.txt -c constraints.txt
+	$(PY) -m pip install --disable-pip-version-check -q $(PIP_OPTS) --no-deps -e .
 	@touch $(STAMP)
 
 install: $(STAMP)
@@ -47,6 +50,22 @@ browser-deps:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	else echo "chromium is not installed and cannot be installed here (needs root and apt-get):" \
 	  "the browser test will be skipped"; fi
+
+# Editions: the student one has outputs cleared and solution cells removed; the instructor one is complete.
+student: install
+	$(PY) tools/make_editions.py student
+
+instructor: install
+	$(PY) tools/make_editions.py instructor
+
+# The executed notebooks as a static HTML site with navigation and search: build/site/index.html
+site: install
+	$(PY) tools/build_site.py
+
+# Every pinned wheel in one folder, for a classroom without internet (see docs/WORKSHOP.md).
+wheelhouse:
+	$(PYTHON) -m pip download --disable-pip-version-check -d wheelhouse -r requirements.txt \
+	  -r requirements-torch.txt -c constraints.txt "setuptools>=68"
 
 clean:
 	rm -rf outputs build .pytest_cache
