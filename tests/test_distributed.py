@@ -1,0 +1,277 @@
+import course_lib  # noqa: F401  (sets env before mindspore)
+
+import json
+import math
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import numpy as np
+import psutil
+import pytest
+
+import mindspore as ms
+
+from course_lib import distributed
+from course_lib.checkpoint import load_checkpoint
+from course_lib.data import create_mnist_dataset
+from course_lib.distributed import (DistributedLaunchError, DistributedTimeoutError, ShardRecorder,
+                                    dataset_fingerprints, find_free_port, image_fingerprint, launch,
+                                    parameter_checksum, parse_worker_report, print_report)
+from course_lib.models import lenet5
+from course_lib.paths import PROJECT_ROOT
+
+WORKER = PROJECT_ROOT / "scripts" / "distributed_worker.py"
+STEPS, BATCH = 4, 16
+
+
+def processes_with(tag: str) -> list:
+    """Live processes whose command line contains ``tag`` (this job's workers, scheduler or msrun)."""
+    found = []
+    for proc in psutil.process_iter(["cmdline", "status"]):
+        try:
+            if proc.info["status"] != psutil.STATUS_ZOMBIE and tag in " ".join(proc.info["cmdline"] or []):
+                found.append(proc)
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+    return found
+
+
+# --------------------------------------------------------------------------------------- validation (fast)
+@pytest.mark.parametrize("kwargs, message", [
+    ({"script": "no_such_worker.py"}, "does not exist"),
+    ({"script": 42}, "script must be the path"),
+    ({"args": "--steps 4"}, "args must be a list"),
+    ({"args": ["--steps", None]}, "every item of args"),
+    ({"worker_num": 0}, "worker_num must be an int from 1 to 16, got 0"),
+    ({"worker_num": True}, "worker_num must be an int"),
+    ({"worker_num": 2.0}, "worker_num must be an int"),
+    ({"timeout": 0}, "timeout must be a positive number"),
+    ({"timeout": math.nan}, "timeout must be a positive number"),
+    ({"master_port": 80}, "master_port must be an int from 1024 to 65535, got 80"),
+    ({"echo": "yes"}, "echo must be True or False"),
+    ({"env": {"GLOG_v": 2}}, "env must be a dict of str -> str"),
+])
+def test_launch_rejects_bad_arguments_before_starting_anything(kwargs, message):
+    call = {"script": WORKER, "args": [], **kwargs}
+    with pytest.raises((ValueError, FileNotFoundError), match=message):
+        launch(call.pop("script"), **call)
+
+
+def test_launch_rejects_a_non_python_script_and_a_file_as_log_dir(tmp_path):
+    shell = tmp_path / "run.sh"
+    shell.write_text("echo hi\n")
+    with pytest.raises(ValueError, match=r"script must be a \.py file"):
+        launch(shell)
+    with pytest.raises(ValueError, match="log_dir .* is a file"):
+        launch(WORKER, log_dir=shell)
+
+
+def test_launch_rejects_a_busy_master_port():
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        with pytest.raises(ValueError, match=f"master_port {port} is already in use"):
+            launch(WORKER, master_port=port)
+
+
+def test_find_free_port_gives_a_bindable_loopback_port_and_refuses_other_hosts():
+    port = find_free_port()
+    assert 1024 <= port <= 65535
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", port))
+    with pytest.raises(ValueError, match="must be '127.0.0.1'"):
+        find_free_port("0.0.0.0")
+
+
+def test_workers_get_this_interpreter_first_on_path(tmp_path):
+    folder = distributed._interpreter_dir(tmp_path)
+    python = folder / "python"
+    assert python.exists()
+    if folder == Path(sys.executable).parent:  # a virtualenv: its own bin folder is used as is
+        assert python.samefile(sys.executable)
+    else:  # otherwise a shim that execs this interpreter
+        assert sys.executable in python.read_text()
+
+
+def test_without_python_next_to_the_interpreter_a_shim_execs_it(tmp_path, monkeypatch):
+    lonely = tmp_path / "bin" / "python3.11"
+    lonely.parent.mkdir()
+    lonely.symlink_to(sys.executable)
+    monkeypatch.setattr(sys, "executable", str(lonely))
+    folder = distributed._interpreter_dir(tmp_path / "logs")
+    assert folder == tmp_path / "logs" / ".interpreter"
+    shim = folder / "python"
+    assert str(lonely) in shim.read_text()
+    done = subprocess.run([str(shim), "-c", "print(6 * 7)"], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "42"
+
+
+def test_a_launcher_that_fails_before_any_worker_is_reported_with_its_output(tmp_path, monkeypatch):
+    monkeypatch.setattr(distributed, "MSRUN_MODULE", "json.tool")  # rejects msrun's options: exit code 2
+    with pytest.raises(DistributedLaunchError, match="failed before any worker started") as caught:
+        launch(WORKER, ["--out", tmp_path], worker_num=2, timeout=60, log_dir=tmp_path / "logs")
+    message = str(caught.value)
+    assert "exited with code 2" in message and "unrecognized arguments" in message
+    assert distributed.find_launch_processes(caught.value.result.launch_id) == []
+
+
+# ------------------------------------------------------------------------------------------- reports (fast)
+def test_reports_round_trip_and_survive_log_noise(capsys):
+    print_report("model.params", rank=1, sha256="ab12", sum=1.5)
+    print_report("env", rank=1, python="x")
+    printed = capsys.readouterr().out
+    noisy = ("[WARNING] DISTRIBUTED(1,python): something\n" + printed.replace("\n", "[INFO] ME(2): late\n", 1)
+             + "plain line\n")
+    assert parse_worker_report(noisy) == {"model.params": {"rank": 1, "sha256": "ab12", "sum": 1.5},
+                                          "env": {"rank": 1, "python": "x"}}
+    assert parse_worker_report("no reports here\n") == {}
+
+
+def test_malformed_reports_and_bad_kinds_are_errors():
+    with pytest.raises(ValueError, match="Malformed report on log line 2"):
+        parse_worker_report("ok\n@@report {\"kind\": \"env\", \n")
+    with pytest.raises(ValueError, match="has no 'kind'"):
+        parse_worker_report('@@report {"rank": 0}\n')
+    with pytest.raises(ValueError, match="kind must be a non-empty str without spaces"):
+        print_report("model params", rank=0)
+    with pytest.raises(ValueError, match="log_text must be the text"):
+        parse_worker_report(b"bytes")
+
+
+def test_log_tail_keeps_the_traceback_and_drops_mindspore_noise():
+    log = "\n".join(["step 1", "[WARNING] ME: noise", "Traceback (most recent call last):",
+                     '  File "w.py", line 3, in main', "RuntimeError: boom", "[INFO] DISTRIBUTED: bye"])
+    tail = distributed.log_tail(log)
+    assert tail.splitlines() == ["Traceback (most recent call last):", '  File "w.py", line 3, in main',
+                                 "RuntimeError: boom"]
+    assert distributed.log_tail("\n".join(f"line {i}" for i in range(50)), lines=3) == "line 47\nline 48\nline 49"
+
+
+def test_shard_recorder_counts_labels_and_digest_ignores_order():
+    images = np.arange(4 * 2 * 2, dtype=np.float32).reshape(4, 1, 2, 2)
+    labels = np.array([3, 1, 3, 0], np.int32)
+    forward, backward = ShardRecorder(), ShardRecorder()
+    forward.record(images[:2], labels[:2])
+    forward.record(ms.Tensor(images[2:]), ms.Tensor(labels[2:]))
+    backward.record(images[::-1], labels[::-1])
+    summary = forward.summary()
+    assert summary["samples"] == 4 and summary["label_counts"] == [1, 1, 0, 2]
+    assert summary["fingerprints"] == [image_fingerprint(image) for image in images]
+    assert summary["digest"] == backward.summary()["digest"]
+    assert "fingerprints" not in forward.summary(with_fingerprints=False)
+    with pytest.raises(ValueError, match="same number of samples, got 2 images and 3 labels"):
+        forward.record(images[:2], labels[:3])
+
+
+def test_parameter_checksum_tells_identical_from_changed_parameters(tmp_path):
+    ms.set_seed(3)
+    first = lenet5()
+    ms.set_seed(3)
+    second = lenet5()
+    checksum = parameter_checksum(first)
+    assert checksum == parameter_checksum(second)
+    assert checksum["count"] == 10
+    weight = second.fc3.weight
+    weight.set_data(ms.Tensor(weight.asnumpy() + np.float32(1e-6)))
+    assert parameter_checksum(second)["sha256"] != checksum["sha256"]
+    with pytest.raises(ValueError, match="params must be a network"):
+        parameter_checksum([1, 2])
+    with pytest.raises(ValueError, match="'epoch' is not a numeric array"):
+        parameter_checksum({"epoch": "3"})
+
+
+# ------------------------------------------------------------------------------------- real msrun jobs
+@pytest.fixture(scope="module")
+def two_worker_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("ddp_out")
+    tag = f"ddp-ok-{uuid.uuid4().hex[:8]}"
+    result = launch(WORKER, ["--out", out, "--mode", "both", "--steps", STEPS, "--batch_size", BATCH,
+                             "--run_tag", tag], worker_num=2, timeout=240,
+                    log_dir=tmp_path_factory.mktemp("ddp_logs"))
+    return result, out, tag
+
+
+def test_two_workers_use_this_interpreter_and_data_parallel_mode(two_worker_run):
+    result, _, tag = two_worker_run
+    assert result.returncode == 0 and not result.timed_out
+    envs = {rank: report["env"] for rank, report in result.reports.items()}
+    assert sorted(envs) == [0, 1]
+    for rank, env in envs.items():
+        assert env["rank"] == rank and env["group_size"] == 2 and env["msrun_rank_id"] == str(rank)
+        assert env["python"] == sys.executable
+        assert env["parallel_mode"] == "data_parallel" and env["gradients_mean"] is True
+    assert processes_with(tag) == []
+    assert distributed.find_launch_processes(result.launch_id) == []
+    shown = result.display_command()
+    assert shown.startswith("msrun --worker_num=2 --local_worker_num=2 --master_addr=127.0.0.1 "
+                            f"--master_port={result.master_port} --join=True")
+    assert "scripts/distributed_worker.py --out" in shown and sys.executable not in shown
+    with pytest.raises(ValueError, match=r"rank must be one of \[0, 1\], got 2"):
+        result.tail(2)
+
+
+def test_each_rank_trains_on_its_own_disjoint_shard(two_worker_run):
+    result, _, _ = two_worker_run
+    whole_train_set = set(dataset_fingerprints(create_mnist_dataset(batch_size=256, train=True, shuffle=False,
+                                                                    drop_remainder=False)))
+    for mode in ("model", "trainer"):
+        shards = [result.reports[rank][f"{mode}.shard"] for rank in (0, 1)]
+        seen = [set(shard["fingerprints"]) for shard in shards]
+        assert [shard["samples"] for shard in shards] == [STEPS * BATCH] * 2
+        assert [len(s) for s in seen] == [STEPS * BATCH] * 2  # no sample twice within a rank
+        assert not seen[0] & seen[1]  # no sample on both ranks
+        assert seen[0] | seen[1] <= whole_train_set
+        assert shards[0]["digest"] != shards[1]["digest"]
+    # Same seed, same shard sampler: Model.train and the Trainer were fed exactly the same batches.
+    for rank in (0, 1):
+        assert (result.reports[rank]["model.shard"]["fingerprints"]
+                == result.reports[rank]["trainer.shard"]["fingerprints"])
+
+
+def test_parameters_are_identical_on_every_rank_and_saved(two_worker_run):
+    result, out, _ = two_worker_run
+    ms.set_seed(1)
+    untrained = parameter_checksum(lenet5())
+    for mode in ("model", "trainer"):
+        reports = [result.reports[rank][f"{mode}.params"] for rank in (0, 1)]
+        assert reports[0]["sha256"] == reports[1]["sha256"]
+        assert reports[0]["sha256"] != untrained["sha256"]  # training did change them
+        assert [r["steps"] for r in reports] == [STEPS, STEPS]
+        for rank, report in enumerate(reports):
+            saved = parameter_checksum(load_checkpoint(out / mode / f"rank_{rank}.ckpt"))
+            assert saved == {key: report[key] for key in ("count", "sha256", "sum")}
+
+
+def test_a_failing_worker_raises_with_its_log_and_leaves_no_process(tmp_path):
+    tag = f"ddp-fail-{uuid.uuid4().hex[:8]}"
+    start = time.perf_counter()
+    with pytest.raises(DistributedLaunchError) as caught:
+        launch(WORKER, ["--out", tmp_path / "out", "--fail_on_rank", 1, "--steps", 2, "--run_tag", tag],
+               worker_num=2, timeout=180, log_dir=tmp_path / "logs")
+    elapsed = time.perf_counter() - start
+    message = str(caught.value)
+    assert "rank 1 of 2 exited with an error" in message
+    assert "RuntimeError: rank 1 fails on purpose (--fail_on_rank 1)" in message
+    assert "Traceback (most recent call last)" in message
+    assert not isinstance(caught.value, DistributedTimeoutError)
+    assert caught.value.result.returncode is not None and elapsed < 180
+    assert processes_with(tag) == []
+
+
+def test_a_hanging_job_is_killed_at_the_timeout_and_leaves_no_process(tmp_path):
+    tag = f"ddp-hang-{uuid.uuid4().hex[:8]}"
+    timeout = 12
+    start = time.perf_counter()
+    with pytest.raises(DistributedTimeoutError, match=f"ran longer than {timeout} s and was killed") as caught:
+        launch(WORKER, ["--out", tmp_path / "out", "--sleep_seconds", 600, "--run_tag", tag],
+               worker_num=2, timeout=timeout, log_dir=tmp_path / "logs")
+    elapsed = time.perf_counter() - start
+    assert timeout <= elapsed < timeout + 8
+    assert caught.value.result.timed_out and caught.value.result.returncode is None
+    assert processes_with(tag) == []
+    assert json.dumps(caught.value.result.command)  # the command is kept for the error report
