@@ -184,8 +184,18 @@ def _check_image_folder(folder: Path):
     if not classes:
         raise ValueError(f"{folder} has no class subfolders; expected the layout class_name/xxx.png "
                          f"(one folder per class).")
-    if not any(f.suffix.lower() in IMAGE_EXTENSIONS for c in classes for f in c.iterdir()):
+    firsts = [next((f for f in sorted(c.iterdir()) if f.suffix.lower() in IMAGE_EXTENSIONS), None) for c in classes]
+    if not any(firsts):
         raise ValueError(f"The class folders of {folder} contain no images with extensions {IMAGE_EXTENSIONS}.")
+    from PIL import Image, UnidentifiedImageError
+
+    for image in filter(None, firsts):  # one cheap check per class: MindData would only fail mid-epoch
+        try:
+            with Image.open(image) as opened:
+                opened.verify()
+        except (UnidentifiedImageError, OSError, SyntaxError) as error:
+            raise ValueError(f"{image} is not a readable image ({type(error).__name__}). Fix: remove or replace "
+                             f"the file; every file in a class folder must be an image.") from None
     return [c.name for c in classes]
 
 
