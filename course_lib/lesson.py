@@ -18,10 +18,13 @@ def error_summary(error: BaseException, max_lines: int = 4) -> str:
     message = str(error)
     lines = []
     for line in message.splitlines():
-        if line.startswith("----") or "C++ Call Stack" in line or "The Traceback of Net Construct" in line:
+        if "C++ Call Stack" in line or "The Traceback of Net Construct" in line:
             break
-        if line.strip():
-            lines.append(scrub_paths(line.rstrip()))
+        stripped = line.strip()
+        # MindSpore frames its messages with "-----" rules and "- Section:" headings; keep only the text.
+        if not stripped or set(stripped) <= {"-"} or (stripped.startswith("- ") and stripped.endswith(":")):
+            continue
+        lines.append(scrub_paths(line.rstrip()))
     if len(lines) > max_lines:
         lines = lines[:max_lines] + ["…"]
     return f"{type(error).__name__}: " + "\n    ".join(lines)

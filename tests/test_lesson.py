@@ -47,3 +47,11 @@ def test_paths_resolve_from_the_package(tmp_path, monkeypatch):
     assert paths.relative(paths.DATA_DIR / "x") == "data/x"
     with pytest.raises(ValueError, match="plain folder name"):
         paths.lesson_dir("../escape")
+
+
+def test_error_summary_skips_mindspore_banners_and_stops_at_the_stack():
+    message = ("\n----------------------------------------------------\n- Kernel select failed:\n"
+               "----------------------------------------------------\nUnsupported op [InitDataSetQueue] on CPU\n"
+               "----------------------------------------------------\n- C++ Call Stack: (For framework developers)\n"
+               "mindspore/ccsrc/x.cc:98 DoJump")
+    assert error_summary(RuntimeError(message)) == "RuntimeError: Unsupported op [InitDataSetQueue] on CPU"
