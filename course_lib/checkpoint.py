@@ -59,9 +59,11 @@ def save_checkpoint(save_obj, path, append_dict=None, crc_check=True) -> Path:
         _fsync(temp)
         os.replace(temp, path)
     finally:
-        if temp.exists():
-            os.chmod(temp, 0o600)
-            temp.unlink()
+        # MindSpore writes <temp>.tmp first and renames it to <temp>.ckpt: after a failure either may remain.
+        for leftover in (temp, temp.with_suffix(".tmp")):
+            if leftover.exists():
+                os.chmod(leftover, 0o600)
+                leftover.unlink()
     return path
 
 

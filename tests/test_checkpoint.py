@@ -113,3 +113,19 @@ def test_latest_checkpoint_orders_by_epoch_and_step_and_skips_temp_files(tmp_pat
         save_checkpoint(dense(), tmp_path / name)
     (tmp_path / f".lenet-11_1{TEMP_MARK}abcd.ckpt").write_bytes(b"partial")
     assert latest_checkpoint(tmp_path, "lenet").name == "lenet-10_3.ckpt"
+
+
+def test_a_save_that_fails_inside_mindspore_leaves_no_temporary_file(tmp_path, monkeypatch):
+    from mindspore.train import serialization
+
+    path = save_checkpoint(dense(1), tmp_path / "best.ckpt")
+    before = path.read_bytes()
+
+    def fail(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(serialization, "_write_parameter_data", fail)
+    monkeypatch.setattr(serialization, "_write_parameter_bytes_data", fail)
+    with pytest.raises(OSError, match="disk full"):
+        save_checkpoint(dense(2), path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["best.ckpt"] and path.read_bytes() == before

@@ -1,0 +1,290 @@
+"""Inference with a trained network: predict labels and probabilities, export to MindIR and load it back.
+
+``predict`` checks the images (shape, dtype, channel count) before MindSpore sees them, so a wrong input gives
+a clear ``ValueError`` instead of a C++ shape-inference error deep inside a convolution or matmul.
+``export_mindir`` writes the MindIR file atomically (temporary name in the same folder, then rename).
+"""
+import numbers
+import os
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+import mindspore as ms
+from mindspore import Tensor, nn
+
+from .paths import relative
+
+__all__ = ["Predictions", "predict", "expected_input_shape", "export_mindir", "load_mindir", "softmax",
+           "GraphEvalCell", "MINDIR_SINGLE_FILE_LIMIT"]
+
+#: ``ms.export`` writes parameters above this size (1 GiB) into a separate ``<name>_variables/`` folder; such
+#: a multi-file export cannot be renamed into place as one file, so ``export_mindir`` refuses it.
+MINDIR_SINGLE_FILE_LIMIT = 1024 ** 3
+
+_TEMP_MARK = ".tmp-"
+
+
+def softmax(logits: np.ndarray) -> np.ndarray:
+    """Row-wise softmax of (N, C) logits, computed stably (max subtracted) in float64, returned as float32."""
+    logits = np.asarray(logits, dtype=np.float64)
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    exp = np.exp(shifted)
+    return (exp / exp.sum(axis=1, keepdims=True)).astype(np.float32)
+
+
+@dataclass(frozen=True)
+class Predictions:
+    """Predictions for N images: ``labels`` (N,) int64, ``probabilities`` (N, C) float32 (softmax of logits).
+
+    ``class_names`` (length C) turns labels into ``names``; ``top_k(k)`` gives the k best classes per image.
+    """
+
+    labels: np.ndarray
+    probabilities: np.ndarray
+    class_names: tuple | None = None
+
+    def __len__(self) -> int:
+        return int(self.labels.shape[0])
+
+    @property
+    def confidences(self) -> np.ndarray:
+        """Probability of the predicted class, per image (N,)."""
+        return self.probabilities[np.arange(len(self)), self.labels]
+
+    @property
+    def names(self) -> tuple:
+        """The predicted class of each image as a name (``class_names``) or, without names, its number as str."""
+        if self.class_names is None:
+            return tuple(str(int(label)) for label in self.labels)
+        return tuple(self.class_names[int(label)] for label in self.labels)
+
+    def top_k(self, k: int = 5):
+        """``(classes, probabilities)``, both (N, k), best first. ``k`` may not exceed the number of classes."""
+        num_classes = self.probabilities.shape[1]
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 1 <= k <= num_classes:
+            raise ValueError(f"k must be an int from 1 to the number of classes ({num_classes}), got {k!r}.")
+        order = np.argsort(-self.probabilities, axis=1, kind="stable")[:, :k]
+        return order, np.take_along_axis(self.probabilities, order, axis=1)
+
+    def summary(self, limit: int = 10) -> str:
+        """One line per image (at most ``limit``): index, predicted class and its probability."""
+        lines = [f"{i:>3}: {name:<10} p={conf:.3f}"
+                 for i, (name, conf) in enumerate(zip(self.names[:limit], self.confidences[:limit]))]
+        if len(self) > limit:
+            lines.append(f"… {len(self) - limit} more")
+        return "\n".join(lines)
+
+
+def _check_net(net):
+    if not isinstance(net, nn.Cell):
+        raise ValueError(f"net must be a MindSpore network (nn.Cell, or nn.GraphCell from a MindIR file), "
+                         f"got {type(net).__name__}. Fix: pass the network object, e.g. lenet5() after loading "
+                         f"its checkpoint.")
+
+
+def expected_input_shape(net):
+    """What a single input image must look like, as (C, H, W) with ``None`` for sizes the network accepts freely.
+
+    Read from the network: a ``LeNet5`` needs (in_channels, 32, 32); another network with a first ``Conv2d``
+    needs its ``in_channels``; a ``GraphCell`` from a MindIR file cannot tell, so the result is ``None``.
+    """
+    _check_net(net)
+    from .models.lenet import LENET_INPUT_SIZE, LeNet5  # local import: models import mindspore.nn only
+
+    if isinstance(net, LeNet5):
+        return (net.conv1.in_channels, LENET_INPUT_SIZE, LENET_INPUT_SIZE)
+    for _, cell in net.cells_and_names():
+        if isinstance(cell, nn.Conv2d):
+            if cell.data_format != "NCHW":
+                return None
+            return (cell.in_channels, None, None)
+    return None
+
+
+def _check_shape_spec(input_shape):
+    if input_shape is None:
+        return None
+    if (not isinstance(input_shape, (tuple, list)) or len(input_shape) != 3
+            or not all(d is None or (isinstance(d, numbers.Integral) and not isinstance(d, bool) and d > 0)
+                       for d in input_shape)):
+        raise ValueError(f"input_shape must be (C, H, W) with positive ints (or None for 'any size'), "
+                         f"got {input_shape!r}. Fix: e.g. input_shape=(1, 32, 32) for LeNet-5.")
+    return tuple(None if d is None else int(d) for d in input_shape)
+
+
+def _as_image_batch(images, input_shape) -> np.ndarray:
+    """Return float32 (N, C, H, W); a single (C, H, W) image gets a batch axis. Raise ValueError on bad input."""
+    if isinstance(images, Tensor):
+        images = images.asnumpy()
+    elif not isinstance(images, np.ndarray):
+        raise ValueError(f"images must be a numpy array or a mindspore Tensor shaped (N, C, H, W) or (C, H, W), "
+                         f"got {type(images).__name__}. Fix: e.g. np.stack(list_of_images).")
+    if images.dtype.kind not in "f":
+        raise ValueError(
+            f"images must be floating-point (float32), preprocessed like the training data, got dtype "
+            f"{images.dtype}. Fix: run raw pixels through the evaluation pipeline (e.g. create_mnist_dataset"
+            f"(train=False)), or at least images.astype(np.float32) after the same rescale/normalise.")
+    if images.ndim == 3:
+        images = images[None]
+    if images.ndim != 4:
+        raise ValueError(f"images must be one image (C, H, W) or a batch (N, C, H, W), got shape "
+                         f"{tuple(images.shape)}. Fix: for grey images add the channel axis, e.g. x[:, None].")
+    if images.shape[0] == 0:
+        raise ValueError("images is an empty batch (N = 0). Fix: pass at least one image.")
+    if input_shape is not None:
+        for axis, (got, want) in enumerate(zip(images.shape[1:], input_shape)):
+            if want is not None and got != want:
+                shown = "(" + ", ".join("any" if d is None else str(d) for d in input_shape) + ")"
+                raise ValueError(
+                    f"each image must have shape (C, H, W) = {shown}, got {tuple(images.shape[1:])} "
+                    f"({'CHW'[axis]} is {got}, expected {want}). Fix: resize/convert with the same pipeline as in "
+                    f"training (e.g. Resize(32) and HWC2CHW for LeNet-5 on MNIST).")
+    if not np.all(np.isfinite(images)):
+        raise ValueError("images contain NaN or Inf values. Fix: check the preprocessing (division by zero?).")
+    return np.ascontiguousarray(images, dtype=np.float32)
+
+
+def _check_class_names(class_names):
+    if class_names is None:
+        return None
+    if isinstance(class_names, str) or not hasattr(class_names, "__len__"):
+        raise ValueError(f"class_names must be a list/tuple of names, one per class, got {class_names!r}. "
+                         f"Fix: e.g. class_names=('0', '1', ..., '9').")
+    return tuple(str(name) for name in class_names)
+
+
+def predict(net, images, class_names=None, input_shape=None, batch_size=256) -> Predictions:
+    """Classify ``images`` with ``net`` (which returns logits): labels, probabilities and optional names.
+
+    ``images``: float (N, C, H, W) or one (C, H, W) image, numpy or Tensor, preprocessed like the training
+    data. ``input_shape`` (C, H, W) overrides what ``expected_input_shape(net)`` reads from the network. The
+    network runs in inference mode (``set_train(False)``) in chunks of ``batch_size``; its mode is restored.
+    """
+    _check_net(net)
+    if isinstance(batch_size, bool) or not isinstance(batch_size, numbers.Integral) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}. Fix: e.g. batch_size=256.")
+    batch_size = int(batch_size)
+    shape = _check_shape_spec(input_shape) if input_shape is not None else expected_input_shape(net)
+    batch = _as_image_batch(images, shape)
+    class_names = _check_class_names(class_names)
+
+    was_training = net.training
+    net.set_train(False)
+    try:
+        chunks = [net(Tensor(batch[start:start + batch_size])) for start in range(0, len(batch), batch_size)]
+    finally:
+        net.set_train(was_training)
+    outputs = [chunk[0] if isinstance(chunk, (tuple, list)) else chunk for chunk in chunks]
+    logits = np.concatenate([o.asnumpy() for o in outputs], axis=0)
+    if logits.ndim != 2 or logits.shape[0] != len(batch):
+        raise ValueError(f"net must return logits shaped (N, num_classes) = ({len(batch)}, C), got "
+                         f"{tuple(logits.shape)}. Fix: predict is for classifiers; call the network directly "
+                         f"for other outputs.")
+    if class_names is not None and len(class_names) != logits.shape[1]:
+        raise ValueError(f"class_names has {len(class_names)} names but the network outputs {logits.shape[1]} "
+                         f"classes. Fix: pass one name per output class, in label order.")
+    probabilities = softmax(logits)
+    labels = probabilities.argmax(axis=1).astype(np.int64)
+    return Predictions(labels=labels, probabilities=probabilities, class_names=class_names)
+
+
+def _mindir_path(path, must_exist: bool) -> Path:
+    if not isinstance(path, (str, os.PathLike)):
+        raise ValueError(f"path must be a str or Path ending in .mindir, got {path!r}.")
+    path = Path(path).expanduser()
+    if path.suffix != ".mindir":
+        raise ValueError(f"a MindIR file name must end with .mindir, got {path.name!r}. "
+                         f"Fix: e.g. {path.with_suffix('.mindir').name!r}.")
+    if must_exist and not path.is_file():
+        raise FileNotFoundError(f"MindIR file {relative(path)} does not exist. Fix: check the path, or export "
+                                f"the network first with export_mindir(net, example_input, path).")
+    return path
+
+
+def export_mindir(net, example_input, path, dynamic_batch=False) -> Path:
+    """Export ``net`` (inference mode) to a MindIR file at ``path``, atomically; return the path.
+
+    ``example_input`` (numpy or Tensor, e.g. one batch) fixes the input dtype and shape; with
+    ``dynamic_batch=True`` the batch axis is left free, so the exported graph accepts any batch size.
+    """
+    _check_net(net)
+    if isinstance(example_input, Tensor):
+        example_input = example_input.asnumpy()
+    if not isinstance(example_input, np.ndarray) or example_input.ndim < 1 or example_input.size == 0:
+        raise ValueError(f"example_input must be a non-empty numpy array or Tensor shaped like one real input "
+                         f"batch, got {type(example_input).__name__}"
+                         f"{'' if not isinstance(example_input, np.ndarray) else ' ' + str(example_input.shape)}. "
+                         f"Fix: e.g. np.zeros((1, 1, 32, 32), np.float32).")
+    if not isinstance(dynamic_batch, bool):
+        raise ValueError(f"dynamic_batch must be True or False, got {dynamic_batch!r}.")
+    if example_input.ndim == 4:  # an image batch: same checks as predict, float64 becomes float32
+        example_input = _as_image_batch(example_input, expected_input_shape(net))
+    path = _mindir_path(path, must_exist=False)
+    total_bytes = sum(p.data.nbytes for p in net.get_parameters())
+    if total_bytes > MINDIR_SINGLE_FILE_LIMIT:
+        raise ValueError(f"the network has {total_bytes / 1024 ** 3:.1f} GiB of parameters; ms.export would write "
+                         f"them to a separate folder, which export_mindir cannot write atomically. Fix: call "
+                         f"ms.export(net, input, file_name=..., file_format='MINDIR') directly.")
+    if dynamic_batch:
+        dtype = Tensor(example_input.reshape(-1)[:1]).dtype
+        spec = Tensor(shape=[None, *example_input.shape[1:]], dtype=dtype)
+    else:
+        spec = Tensor(example_input)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.parent / f".{path.stem}{_TEMP_MARK}{uuid.uuid4().hex[:8]}.mindir"
+    was_training = net.training
+    net.set_train(False)
+    try:
+        ms.export(net, spec, file_name=str(temp), file_format="MINDIR")
+        fd = os.open(temp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temp, path)
+    finally:
+        net.set_train(was_training)
+        if temp.exists():
+            os.chmod(temp, 0o600)
+            temp.unlink()
+    return path
+
+
+def load_mindir(path) -> nn.GraphCell:
+    """Load a MindIR file as an ``nn.GraphCell`` you can call like the network (inference only).
+
+    Only load MindIR files you or someone you trust produced: a model file is untrusted input.
+    """
+    path = _mindir_path(path, must_exist=True)
+    try:
+        graph = ms.load(str(path))
+    except RuntimeError as error:
+        raise ValueError(f"MindIR file {relative(path)} could not be loaded: it is corrupted, truncated, encrypted "
+                         f"or not a MindIR file. Fix: export it again with export_mindir.") from error
+    return nn.GraphCell(graph)
+
+
+class GraphEvalCell(nn.Cell):
+    """Evaluate a loaded MindIR graph with ``Model.eval``: ``(image, label) -> (logits, label)``.
+
+    ``Model(graph, eval_network=graph, metrics=...)`` fails in 2.10: the eval network receives the label too,
+    which the one-input graph rejects. Wrap it: ``Model(graph, eval_network=GraphEvalCell(graph), metrics=...)``.
+    The wrapper runs as plain Python (``__call__``), never compiled: in graph mode, compiling a Cell that calls a
+    GraphCell which already ran on its own fails in MindSpore 2.10 ("The pointer[context] is null"), and the
+    GraphCell is a compiled graph anyway.
+    """
+
+    def __init__(self, graph):
+        super().__init__(auto_prefix=False)
+        if not isinstance(graph, nn.Cell):
+            raise ValueError(f"graph must be an nn.GraphCell (from load_mindir), got {type(graph).__name__}.")
+        self.graph = graph
+
+    def construct(self, image, label):
+        return self.graph(image), label
+
+    def __call__(self, image, label):
+        return self.construct(image, label)

@@ -1,0 +1,187 @@
+import course_lib  # noqa: F401  (sets env before mindspore)
+import os
+
+import numpy as np
+import pytest
+import mindspore as ms
+from mindspore import Tensor, nn
+
+from course_lib.inference import (GraphEvalCell, Predictions, expected_input_shape, export_mindir, load_mindir,
+                                  predict, softmax)
+from course_lib.models import lenet5
+
+CLASSES = tuple("abcdefghij")
+
+
+@pytest.fixture(scope="module")
+def net():
+    ms.set_seed(3)
+    return lenet5()
+
+
+@pytest.fixture(scope="module")
+def images():
+    return np.random.default_rng(0).normal(size=(5, 1, 32, 32)).astype(np.float32)
+
+
+def test_softmax_is_stable_and_normalised():
+    probs = softmax(np.array([[1000.0, 1000.0, -1000.0], [0.0, np.log(3.0), 0.0]]))
+    assert probs.dtype == np.float32
+    np.testing.assert_allclose(probs, [[0.5, 0.5, 0.0], [0.2, 0.6, 0.2]], atol=1e-6)
+
+
+def test_predict_batch_values_and_shapes(net, images):
+    result = predict(net, images, class_names=CLASSES)
+    logits = net(Tensor(images)).asnumpy()
+    assert isinstance(result, Predictions) and len(result) == 5
+    assert result.labels.shape == (5,) and result.labels.dtype == np.int64
+    assert result.probabilities.shape == (5, 10) and result.probabilities.dtype == np.float32
+    np.testing.assert_allclose(result.probabilities, softmax(logits), rtol=1e-6)
+    np.testing.assert_allclose(result.probabilities.sum(axis=1), 1.0, rtol=1e-5)
+    assert (result.labels == logits.argmax(axis=1)).all()
+    assert result.names == tuple(CLASSES[i] for i in logits.argmax(axis=1))
+    np.testing.assert_allclose(result.confidences, result.probabilities.max(axis=1))
+
+
+def test_predict_single_image_tensor_and_chunks_agree(net, images):
+    full = predict(net, images)
+    single = predict(net, Tensor(images[2]))
+    assert len(single) == 1 and single.labels[0] == full.labels[2]
+    np.testing.assert_allclose(single.probabilities[0], full.probabilities[2], rtol=1e-5, atol=1e-7)
+    chunked = predict(net, images.astype(np.float64), batch_size=2)  # float64 is accepted and cast
+    np.testing.assert_allclose(chunked.probabilities, full.probabilities, rtol=1e-5, atol=1e-7)
+    assert full.names == tuple(str(label) for label in full.labels)
+
+
+def test_top_k_and_summary(net, images):
+    result = predict(net, images, class_names=CLASSES)
+    classes, probs = result.top_k(3)
+    assert classes.shape == probs.shape == (5, 3)
+    assert (classes[:, 0] == result.labels).all() and (np.diff(probs, axis=1) <= 0).all()
+    np.testing.assert_allclose(probs, np.take_along_axis(result.probabilities, classes, axis=1))
+    assert result.summary(limit=2).splitlines()[-1] == "… 3 more"
+    assert result.summary().splitlines()[0].startswith(f"  0: {result.names[0]}")
+    with pytest.raises(ValueError, match=r"k must be an int from 1 to the number of classes \(10\), got 11"):
+        result.top_k(11)
+
+
+def test_predict_restores_training_mode(net, images):
+    net.set_train(True)
+    predict(net, images[:1])
+    assert net.training
+    net.set_train(False)
+
+
+@pytest.mark.parametrize("bad,message", [
+    (np.zeros((2, 1, 32, 32), np.uint8), "images must be floating-point.*got dtype uint8"),
+    (np.zeros((2, 3, 32, 32), np.float32), r"\(C, H, W\) = \(1, 32, 32\), got \(3, 32, 32\) \(C is 3, expected 1\)"),
+    (np.zeros((2, 1, 28, 28), np.float32), r"got \(1, 28, 28\) \(H is 28, expected 32\)"),
+    (np.zeros((32, 32), np.float32), r"one image \(C, H, W\) or a batch \(N, C, H, W\), got shape \(32, 32\)"),
+    (np.zeros((0, 1, 32, 32), np.float32), "empty batch"),
+    (np.full((1, 1, 32, 32), np.nan, np.float32), "NaN or Inf"),
+    ([[0.0]], "must be a numpy array or a mindspore Tensor.*got list"),
+])
+def test_predict_rejects_bad_images_before_mindspore(net, bad, message):
+    with pytest.raises(ValueError, match=message):
+        predict(net, bad)
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"class_names": ("a", "b")}, "class_names has 2 names but the network outputs 10 classes"),
+    ({"class_names": "0123456789"}, "class_names must be a list/tuple of names"),
+    ({"input_shape": (1, 32)}, r"input_shape must be \(C, H, W\)"),
+    ({"batch_size": 0}, "batch_size must be a positive int, got 0"),
+])
+def test_predict_rejects_bad_arguments(net, images, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        predict(net, images, **kwargs)
+
+
+def test_predict_needs_a_network(images):
+    with pytest.raises(ValueError, match="net must be a MindSpore network.*got function"):
+        predict(lambda x: x, images)
+
+
+def test_expected_input_shape():
+    assert expected_input_shape(lenet5(in_channels=3)) == (3, 32, 32)
+    assert expected_input_shape(nn.SequentialCell([nn.Conv2d(3, 4, 3), nn.ReLU()])) == (3, None, None)
+    assert expected_input_shape(nn.Dense(4, 2)) is None
+
+
+def test_input_shape_override_allows_other_sizes():
+    conv = nn.SequentialCell([nn.Conv2d(2, 3, 3), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten()])
+    result = predict(conv, np.ones((2, 2, 9, 7), np.float32))
+    assert result.probabilities.shape == (2, 3)
+    with pytest.raises(ValueError, match=r"\(C, H, W\) = \(2, 8, any\)"):
+        predict(conv, np.ones((1, 2, 9, 7), np.float32), input_shape=(2, 8, None))
+
+
+@pytest.mark.parametrize("dynamic_batch", [False, True])
+def test_export_and_graphcell_give_the_eager_outputs(net, images, tmp_path, dynamic_batch):
+    path = export_mindir(net, images[:1], tmp_path / "lenet.mindir", dynamic_batch=dynamic_batch)
+    assert path == tmp_path / "lenet.mindir" and path.is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lenet.mindir"]  # no temp file left behind
+    graph = load_mindir(path)
+    assert isinstance(graph, nn.GraphCell)
+    eager = net(Tensor(images)).asnumpy()
+    np.testing.assert_allclose(graph(Tensor(images)).asnumpy(), eager, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(predict(graph, images).probabilities, softmax(eager), rtol=1e-5, atol=1e-6)
+
+
+def test_export_overwrites_atomically(net, images, tmp_path):
+    path = tmp_path / "model.mindir"
+    export_mindir(lenet5(num_classes=3), images[:1], path)
+    export_mindir(net, images[:1], path)  # ms.export leaves files read-only; the rename still replaces it
+    assert load_mindir(path)(Tensor(images[:1])).shape == (1, 10)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.mindir"]
+
+
+@pytest.mark.parametrize("example,name,message", [
+    (np.zeros((1, 1, 32, 32), np.uint8), "m.mindir", "images must be floating-point"),
+    (np.zeros((1, 3, 32, 32), np.float32), "m.mindir", r"\(C is 3, expected 1\)"),
+    (np.zeros((0,), np.float32), "m.mindir", "example_input must be a non-empty"),
+    (np.zeros((1, 1, 32, 32), np.float32), "m.onnx", "must end with .mindir"),
+])
+def test_export_rejects_bad_input(net, tmp_path, example, name, message):
+    with pytest.raises(ValueError, match=message):
+        export_mindir(net, example, tmp_path / name)
+    assert not any(tmp_path.iterdir())
+
+
+def test_load_mindir_errors(tmp_path):
+    with pytest.raises(FileNotFoundError, match="missing.mindir does not exist"):
+        load_mindir(tmp_path / "missing.mindir")
+    garbage = tmp_path / "garbage.mindir"
+    garbage.write_bytes(b"not a model" * 10)
+    with pytest.raises(ValueError, match="garbage.mindir could not be loaded"):
+        load_mindir(garbage)
+    with pytest.raises(ValueError, match="must end with .mindir"):
+        load_mindir(tmp_path / "model.ckpt")
+    assert os.path.exists(garbage)
+
+
+def test_graph_eval_cell_lets_model_eval_score_a_mindir(net, images, tmp_path):
+    import mindspore.dataset as ds
+    from mindspore.train import Model
+
+    labels = np.array([0, 1, 2, 3, 4], np.int32)
+    graph = load_mindir(export_mindir(net, images[:1], tmp_path / "m.mindir", dynamic_batch=True))
+    data = ds.NumpySlicesDataset({"image": images, "label": labels}, shuffle=False).batch(5)
+    top1 = float(np.mean(predict(net, images).labels == labels))
+    with pytest.raises(ValueError, match="Sink mode is currently not supported when evaluating with a GraphCell"):
+        Model(graph, eval_network=graph, metrics={"accuracy"}).eval(data, dataset_sink_mode=True)
+    result = Model(graph, eval_network=GraphEvalCell(graph), metrics={"accuracy"}).eval(data)
+    assert result == {"accuracy": pytest.approx(top1)}
+    # Graph mode, after the GraphCell has run on its own: compiling a Cell whose construct calls it then fails in
+    # MindSpore 2.10 ("The pointer[context] is null"); GraphEvalCell must not be compiled.
+    mode = ms.get_context("mode")
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        graph = load_mindir(tmp_path / "m.mindir")
+        graph(Tensor(images))
+        result = Model(graph, eval_network=GraphEvalCell(graph), metrics={"accuracy"}).eval(data, dataset_sink_mode=True)
+    finally:
+        ms.set_context(mode=mode)
+    assert result == {"accuracy": pytest.approx(top1)}
+    with pytest.raises(ValueError, match="graph must be an nn.GraphCell"):
+        GraphEvalCell("model.mindir")

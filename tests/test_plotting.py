@@ -1,0 +1,201 @@
+import course_lib  # noqa: F401  (sets env before mindspore)
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from course_lib import plotting  # noqa: E402
+from course_lib.callbacks import History  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def close_figures():
+    yield
+    plt.close("all")
+
+
+def titles(fig):
+    return [ax.get_title() for ax in fig.axes]
+
+
+# ---- plot_image_grid -------------------------------------------------------------------------------------
+
+def test_image_grid_chw_grey_has_one_axes_per_image_and_marks_mistakes_red():
+    images = np.random.default_rng(0).normal(size=(10, 1, 8, 8)).astype(np.float32)
+    labels = np.arange(10) % 3
+    preds = labels.copy()
+    preds[[2, 7]] = (preds[[2, 7]] + 1) % 3
+    fig = plotting.plot_image_grid(images, labels, preds, class_names=["a", "b", "c"], ncols=4)
+    assert isinstance(fig, Figure)
+    assert len(fig.axes) == 10  # 3 rows x 4 columns, the 2 unused cells removed
+    wrong = [i for i, ax in enumerate(fig.axes)
+             if matplotlib.colors.same_color(ax.title.get_color(), plotting.MISTAKE_COLOR)]
+    assert wrong == [2, 7]
+    assert titles(fig)[2] == f"{['a', 'b', 'c'][preds[2]]} ({['a', 'b', 'c'][labels[2]]})"
+    assert "2 of 10 wrong" in fig._suptitle.get_text()
+    assert fig.dpi <= 80
+
+
+def test_image_grid_rescales_each_image_to_0_1():
+    images = np.stack([np.full((4, 4, 3), -5.0), np.linspace(-2, 3, 48).reshape(4, 4, 3)])
+    fig = plotting.plot_image_grid(images)  # HWC, RGB
+    shown = [ax.images[0].get_array() for ax in fig.axes]
+    assert shown[1].min() == pytest.approx(0.0) and shown[1].max() == pytest.approx(1.0)
+    assert np.all(np.asarray(shown[0]) == 0.0)  # constant image: no division by zero
+    assert titles(fig) == ["", ""]
+
+
+def test_image_grid_accepts_hw_batch_logits_and_tensors():
+    import mindspore as ms
+
+    images = ms.Tensor(np.zeros((3, 5, 5), np.float32))
+    logits = np.eye(3)[[0, 2, 1]]
+    fig = plotting.plot_image_grid(images, labels=[0, 1, 1], preds=logits)
+    assert titles(fig) == ["0 (0)", "2 (1)", "1 (1)"]
+
+
+@pytest.mark.parametrize("shape", [(8, 8), (2, 4, 8, 8), (2, 1, 8, 8, 1), (0, 8, 8)])
+def test_image_grid_rejects_bad_shapes(shape):
+    with pytest.raises(ValueError, match="images"):
+        plotting.plot_image_grid(np.zeros(shape))
+
+
+def test_image_grid_rejects_label_count_mismatch_and_unknown_class():
+    with pytest.raises(ValueError, match=r"labels must hold one class per image \(3 values"):
+        plotting.plot_image_grid(np.zeros((3, 8, 8)), labels=[1, 2])
+    with pytest.raises(ValueError, match="class index 5 has no entry in class_names"):
+        plotting.plot_image_grid(np.zeros((1, 8, 8)), labels=[5], class_names=["a", "b"])
+    with pytest.raises(ValueError, match="ncols must be a positive int"):
+        plotting.plot_image_grid(np.zeros((1, 8, 8)), ncols=0)
+
+
+# ---- plot_history ----------------------------------------------------------------------------------------
+
+def make_history():
+    history = History()
+    history.step_loss = [2.3, 2.0, 1.5, 1.0, 0.8, 0.5]
+    history.epochs = [1, 2, 3]
+    history.epoch_loss = [2.15, 1.25, 0.65]
+    history.steps_per_epoch = 2
+    history.record("accuracy", 0.5, epoch=1)
+    history.record("accuracy", 0.9, epoch=3)
+    return history
+
+
+def test_plot_history_loss_and_metric_curves():
+    fig = plotting.plot_history(make_history(), keys=("loss", "accuracy"))
+    assert len(fig.axes) == 2
+    loss_ax, acc_ax = fig.axes
+    step_line, epoch_line = loss_ax.lines
+    assert list(step_line.get_ydata()) == [2.3, 2.0, 1.5, 1.0, 0.8, 0.5]
+    assert list(epoch_line.get_xdata()) == [2, 4, 6]  # epoch means sit at each epoch's last step
+    assert list(acc_ax.lines[0].get_xdata()) == [1, 3]
+    assert acc_ax.get_title() == "last 0.9000, max 0.9000 (epoch 3)"
+
+
+def test_plot_history_accepts_as_dict_and_default_key():
+    fig = plotting.plot_history(make_history().as_dict())
+    assert len(fig.axes) == 1 and fig.axes[0].get_ylabel() == "loss"
+
+
+def test_plot_history_accepts_mindspore_history():
+    from mindspore.train import History as MsHistory
+
+    history = MsHistory()
+    history.epoch = {"epoch": [1, 2]}
+    history.history = {"net_output": [1.5, 0.7], "accuracy": [0.6, 0.8]}
+    fig = plotting.plot_history(history, keys=["loss", "accuracy"])
+    assert list(fig.axes[0].lines[0].get_ydata()) == [1.5, 0.7]
+    assert list(fig.axes[1].lines[0].get_ydata()) == [0.6, 0.8]
+
+
+def test_plot_history_unknown_key_lists_available():
+    with pytest.raises(ValueError, match=r"no values for \['miou'\]; available: \['loss', 'accuracy'\]"):
+        plotting.plot_history(make_history(), keys=("loss", "miou"))
+    with pytest.raises(ValueError, match="none of the keys"):
+        plotting.plot_history({"loss": [1.0]})
+    with pytest.raises(ValueError, match="history must be"):
+        plotting.plot_history([1.0, 2.0])
+
+
+# ---- plot_lr_schedule ------------------------------------------------------------------------------------
+
+def test_plot_lr_schedule_draws_values_and_epoch_lines():
+    lrs = np.linspace(0.1, 0.0, 12)
+    fig = plotting.plot_lr_schedule(lrs, steps_per_epoch=4, title="linear")
+    (ax,) = fig.axes
+    assert np.allclose(ax.lines[0].get_ydata(), lrs)
+    assert len(ax.lines) == 1 + 2  # the curve + boundaries at steps 4 and 8
+    assert ax.get_title() == "linear"
+
+
+@pytest.mark.parametrize("bad, message", [
+    ([], "non-empty 1-D"), (np.ones((2, 3)), "non-empty 1-D"), ([0.1, float("nan")], "NaN"),
+])
+def test_plot_lr_schedule_rejects_bad_values(bad, message):
+    with pytest.raises(ValueError, match=message):
+        plotting.plot_lr_schedule(bad)
+
+
+def test_plot_lr_schedule_rejects_bad_steps_per_epoch():
+    with pytest.raises(ValueError, match="steps_per_epoch must be a positive int or None, got 0"):
+        plotting.plot_lr_schedule([0.1, 0.2], steps_per_epoch=0)
+
+
+# ---- plot_segmentation -----------------------------------------------------------------------------------
+
+def test_plot_segmentation_rows_columns_and_ignore_in_white():
+    images = np.random.default_rng(1).random((2, 3, 16, 16)).astype(np.float32)
+    labels = np.zeros((2, 16, 16), np.int32)
+    labels[:, 4:8, 4:8] = 2
+    labels[:, 3, 3:9] = 255
+    logits = np.zeros((2, 4, 16, 16), np.float32)
+    logits[:, 1] = 1.0  # predicts class 1 everywhere
+    fig = plotting.plot_segmentation(images, labels, logits, class_names=("bg", "circle", "rect", "tri"))
+    assert len(fig.axes) == 2 * 3
+    assert titles(fig)[:3] == ["image", "ground truth", "prediction"]
+    truth_image = fig.axes[1].images[0]
+    rgba = truth_image.to_rgba(truth_image.get_array())
+    assert np.allclose(rgba[3, 3, :3], 1.0)  # ignore pixel is white
+    assert not np.allclose(rgba[5, 5, :3], 1.0)
+    legend_labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert legend_labels == ["bg", "circle", "rect", "tri", "ignore (255)"]
+
+
+def test_plot_segmentation_without_preds_has_two_columns():
+    fig = plotting.plot_segmentation(np.zeros((3, 8, 8, 3)), np.ones((3, 8, 8), np.int64))
+    assert len(fig.axes) == 3 * 2
+
+
+def test_plot_segmentation_rejects_mismatched_shapes():
+    with pytest.raises(ValueError, match=r"labels shape \(2, 8, 9\) does not match the images: expected \(2, 8, 8\)"):
+        plotting.plot_segmentation(np.zeros((2, 3, 8, 8)), np.zeros((2, 8, 9)))
+    with pytest.raises(ValueError, match=r"preds must be class masks shaped \(N, H, W\)"):
+        plotting.plot_segmentation(np.zeros((2, 3, 8, 8)), np.zeros((2, 8, 8)), preds=np.zeros((8, 8)))
+    with pytest.raises(ValueError, match="class_names has 2 names but the masks contain class 3"):
+        plotting.plot_segmentation(np.zeros((1, 3, 8, 8)), np.full((1, 8, 8), 3), class_names=["a", "b"])
+
+
+# ---- plot_bars -------------------------------------------------------------------------------------------
+
+def test_plot_bars_labels_each_bar_with_its_value():
+    fig = plotting.plot_bars({"graph": 1.25, "pynative": 3.5}, "Step time", "seconds")
+    (ax,) = fig.axes
+    assert [p.get_height() for p in ax.patches] == [1.25, 3.5]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["graph", "pynative"]
+    assert [t.get_text() for t in ax.texts] == ["1.25", "3.5"]
+    assert ax.get_ylabel() == "seconds" and ax.get_title() == "Step time"
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({}, "non-empty dict"), ([1, 2], "non-empty dict"), ({"a": "fast"}, r"values\['a'\] must be a number"),
+    ({"a": float("inf")}, "not a finite number"),
+])
+def test_plot_bars_rejects_bad_values(bad, message):
+    with pytest.raises(ValueError, match=message):
+        plotting.plot_bars(bad, "t", "s")
