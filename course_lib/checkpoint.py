@@ -108,7 +108,10 @@ def load_checkpoint(path, net=None, strict=True, crc_check=True) -> dict:
         raise ValueError(f"Checkpoint {relative(path)} does not fit this {type(net).__name__}: "
                          + " | ".join(details) + ". Fix: load it into the network it was saved from "
                          "(same architecture and num_classes), or pass strict=False to load what matches.")
-    ms.load_param_into_net(net, params, strict_load=False)
+    # Only exact names: load_param_into_net strips unknown prefixes, which would load an optimizer's
+    # "moments.conv1.weight" into "conv1.weight" when a weight itself is missing.
+    own = {name for name, _ in net.parameters_and_names()}
+    ms.load_param_into_net(net, {k: v for k, v in params.items() if k in own}, strict_load=False)
     return params
 
 

@@ -143,9 +143,17 @@ def parse_overrides(argv) -> tuple:
             config_path = raw
             continue
         try:
-            overrides[key] = yaml.safe_load(raw)
+            value = yaml.safe_load(raw)
         except yaml.YAMLError:
-            overrides[key] = raw
+            value = raw
+        if isinstance(value, str):  # YAML 1.1 reads "1e-4" (no dot) as text; on a command line it is a number
+            for number in (int, float):
+                try:
+                    value = number(value)
+                    break
+                except ValueError:
+                    pass
+        overrides[key] = value
     return config_path, overrides
 
 

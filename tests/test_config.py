@@ -98,3 +98,8 @@ def test_empty_yaml_means_defaults(tmp_path):
 def test_bad_command_lines(argv, message):
     with pytest.raises(ValueError, match=message):
         parse_overrides(argv)
+
+
+def test_command_line_numbers_in_exponent_form():
+    cfg = load_config(argv=["--weight_decay", "1e-4", "--lr", "5e-3", "--epochs", "3"])
+    assert cfg.weight_decay == 1e-4 and cfg.lr == 5e-3 and cfg.epochs == 3
