@@ -92,7 +92,8 @@ class Trainer:
     a ``lambda`` written inline next to other code, e.g. inside the list).
     ``eval_dataset`` and ``metric`` (a ``mindspore.train.Metric`` such as ``Accuracy()``) go together: after
     every epoch the metric is computed on the eval set, recorded as ``metric_name`` and, if ``checkpoint_dir``
-    is given, the best network so far is written to ``checkpoint_dir/best.ckpt`` (atomically).
+    is given, the best network so far is written to ``checkpoint_dir/best.ckpt`` (atomically; a later epoch
+    replaces it only with a strictly higher score).
     ``jit=True`` compiles the train step with ``ms.jit``; ``jit=False`` runs it eagerly (PyNative).
 
     After ``train``: ``history`` (a ``course_lib.callbacks.History``: ``step_loss``, ``epoch_loss``,
