@@ -6,6 +6,7 @@ runs, ``ops.identity`` otherwise) -> update only if every gradient is finite (``
 The step runs under ``@ms.jit`` (a compiled graph) or eagerly in PyNative mode (``jit=False``).
 ``train(epochs)`` adds a text progress bar, a loss history and per-epoch evaluation that keeps ``best.ckpt``.
 """
+import itertools
 import math
 import numbers
 import os
@@ -26,6 +27,8 @@ from course_lib.checkpoint import save_checkpoint
 from course_lib.paths import relative
 
 __all__ = ["Trainer", "get_grad_reducer", "MAX_LOSS_SCALE", "REDUCING_PARALLEL_MODES", "BEST_CHECKPOINT_NAME"]
+
+_TRAINER_IDS = itertools.count()
 
 #: Largest accepted loss scale. Gradients are unscaled by multiplying with ``1 / loss_scale`` in float32;
 #: above 2**126 that factor is a subnormal number, which MindSpore's CPU kernels flush to 0 (measured: with
@@ -150,6 +153,9 @@ class Trainer:
         self.metric_name = metric_name
         self.loss_scale = _check_loss_scale(loss_scale)
         self.loss_scaler = StaticLossScaler(self.loss_scale)
+        # StaticLossScaler names its Parameter "scale_value" in every instance; compiled steps of two trainers
+        # would share it by name (the second unscaling with the first one's scale). Give each its own name.
+        self.loss_scaler.scale_value.name = f"trainer_{next(_TRAINER_IDS)}.loss_scale"
         self.jit = jit
         self.progress = progress
         self.checkpoint_dir = None if checkpoint_dir is None else Path(checkpoint_dir)

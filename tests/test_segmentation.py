@@ -32,6 +32,9 @@ def test_width_sets_the_channels_and_parameter_count():
     assert large > 3 * small                 # conv weights grow with width squared
 
 
+EXPECTED_DEFAULT_PARAMS = 480_756
+
+
 def test_default_parameter_count_is_stable():
     # Pinned so a silent architecture change shows up here (and in notebook 05's printed count).
     assert sum(p.size for p in segmentation_fcn().trainable_params()) == EXPECTED_DEFAULT_PARAMS
@@ -55,7 +58,7 @@ def test_trains_one_step_on_ignore_labels():
     ({"num_classes": 4.0}, "num_classes must be an int >= 2, got 4.0"),
     ({"num_classes": True}, "num_classes must be an int >= 2, got True"),
     ({"in_channels": 0}, "in_channels must be an int >= 1, got 0"),
-    ({"width": "16"}, "width must be an int >= 1, got '16'"),
+    ({"width": "16"}, "width must be an int >= 2, got '16'"),
 ])
 def test_bad_arguments(kwargs, message):
     with pytest.raises(ValueError, match=message):
