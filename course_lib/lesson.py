@@ -4,7 +4,8 @@ import re
 import time
 
 _PATH_PREFIX = re.compile(r"(/[^\s'\"]*?/)(site-packages|dist-packages)/")
-_HOME_PATH = re.compile(r"(?<![\w.])/(?:root|home|work|tmp|Users|private)/[^\s'\"]*")
+# Any absolute path with at least two components (a clone may live anywhere: /home, /check, /builds, ...).
+_HOME_PATH = re.compile(r"(?<![\w.~:/])/[\w.+@-]+/[^\s'\"]*")
 
 
 def scrub_paths(text: str) -> str:

@@ -28,6 +28,13 @@ def test_scrub_paths_removes_machine_prefixes():
     assert "mindspore/train/model.py" in out and "/work/" not in out and "/tmp/" not in out and "y.ckpt" in out
 
 
+@pytest.mark.parametrize("root", ["/check/work/main", "/builds/course", "/home/me/src/course", "/opt/ci"])
+def test_scrub_paths_handles_any_clone_location(root):
+    text = f"mindrecord file: {root}/outputs/01/digits.mindrecord can not be found. Ratio 3/4, HWC/CHW, http://x/y"
+    out = scrub_paths(text)
+    assert out == ("mindrecord file: …/digits.mindrecord can not be found. Ratio 3/4, HWC/CHW, http://x/y")
+
+
 def test_error_summary_truncates_long_messages():
     summary = error_summary(RuntimeError("\n".join(f"line {i}" for i in range(10))), max_lines=2)
     assert summary == "RuntimeError: line 0\n    line 1\n    …"
