@@ -75,7 +75,29 @@ def write_digits(root: Path):
 
 
 # ---------------------------------------------------------------------------------------------- shapes
-def _draw_sample(rng, size=SHAPES_SIZE):
+def shape_colour(rng, kind, base, colour_hint=True):
+    """An RGB fill that differs from the background ``base``; with ``colour_hint`` its hue tells the class.
+
+    The hint (circles reddish, rectangles greenish, triangles bluish, each channel drawn at random) lets lesson
+    05's small network reach mIoU 0.9 in about a minute on a CPU; without it, telling the shapes apart by
+    outline alone takes many times longer.
+    """
+    for _ in range(100):
+        if colour_hint:
+            colour = rng.uniform(0, 90, size=3)
+            colour[kind - 1] = rng.uniform(170, 255)
+        else:
+            colour = rng.uniform(0, 255, size=3)
+        if np.abs(colour - base).max() >= 60:
+            return colour
+    # A background close to every allowed colour (rare with the hint): take the allowed colour farthest from it.
+    low, high = (np.full(3, 0.0), np.full(3, 255.0)) if not colour_hint else (np.zeros(3), np.full(3, 90.0))
+    if colour_hint:
+        low[kind - 1], high[kind - 1] = 170.0, 255.0
+    return np.where(np.abs(low - base) > np.abs(high - base), low, high)
+
+
+def _draw_sample(rng, size=SHAPES_SIZE, colour_hint=True):
     """One image (H,W,3 uint8) and its mask (H,W uint8): 1-3 shapes on a textured background."""
     yy, xx = np.mgrid[0:size, 0:size].astype(np.float32)
     base = rng.uniform(40, 200, size=3)
@@ -99,10 +121,7 @@ def _draw_sample(rng, size=SHAPES_SIZE):
             for k in range(3):
                 (y0, x0), (y1, x1) = corners[k], corners[(k + 1) % 3]
                 inside &= (x1 - x0) * (yy - y0) - (y1 - y0) * (xx - x0) >= 0
-        colour = rng.uniform(0, 255, size=3)
-        while np.abs(colour - base).max() < 60:
-            colour = rng.uniform(0, 255, size=3)
-        image[inside] = colour
+        image[inside] = shape_colour(rng, kind, base, colour_hint)
         mask[inside] = kind
     image += rng.normal(0, 3, size=image.shape)
     return np.clip(np.round(image), 0, 255).astype(np.uint8), mask
@@ -120,13 +139,13 @@ def ignore_borders(mask: np.ndarray) -> np.ndarray:
     return out
 
 
-def shapes_samples(count: int, seed: int):
+def shapes_samples(count: int, seed: int, colour_hint: bool = True):
     """Yield ``count`` (png_bytes, mask) pairs; the same seed gives the same bytes."""
     from PIL import Image
 
     rng = np.random.default_rng(seed)
     for _ in range(count):
-        image, mask = _draw_sample(rng)
+        image, mask = _draw_sample(rng, colour_hint=colour_hint)
         buf = io.BytesIO()
         Image.fromarray(image, mode="RGB").save(buf, format="PNG", optimize=False)
         yield buf.getvalue(), ignore_borders(mask)
