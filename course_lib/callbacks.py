@@ -264,6 +264,9 @@ class EvalCallback(Callback):
         self.history = history
         self.verbose = verbose
         self.scores: list[tuple[int, float]] = []
+        #: Every metric of each evaluation: [(epoch, {name: value})], e.g. the loss next to the mIoU.
+        self.results: list[tuple[int, dict]] = []
+        self._last_results: dict | None = None
         self.best_score: float | None = None
         self.best_epoch: int | None = None
         self._epochs_done = 0
@@ -276,6 +279,7 @@ class EvalCallback(Callback):
     def evaluate(self) -> float:
         """Run ``model.eval`` on the eval set and return the score of ``metric_name``."""
         results = self.model.eval(self.eval_dataset, dataset_sink_mode=False)
+        self._last_results = {name: float(value) for name, value in results.items()}
         if self.metric_name not in results:
             raise ValueError(
                 f"model.eval returned {sorted(results)}, without {self.metric_name!r}. "
@@ -297,6 +301,8 @@ class EvalCallback(Callback):
         if self.history is not None:
             self.history.record(self.metric_name, score)
         self.scores.append((epoch, score))
+        self.results.append((epoch, self._last_results or {self.metric_name: score}))
+        self._last_results = None
         improved = self._is_better(score)
         if improved:
             self.best_score, self.best_epoch = score, epoch

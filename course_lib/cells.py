@@ -4,6 +4,7 @@ and ``NetWithLoss``, a loss wrapper for networks with several inputs and/or seve
 
 The chain is the same as inside ``Model``: backbone -> NetWithLoss (returns the loss) -> TrainOneStepCell
 (differentiates that loss and runs the optimizer). Both work in graph mode (图模式) and PyNative mode.
+Lesson 05 adds ``SegmentationEvalCell``, a custom eval network for ``Model(..., eval_network=...)``.
 """
 import math
 import numbers
@@ -11,7 +12,7 @@ import numbers
 import mindspore as ms
 from mindspore import Parameter, Tensor, nn, ops
 
-__all__ = ["TrainOneStepCell", "NetWithLoss"]
+__all__ = ["TrainOneStepCell", "NetWithLoss", "SegmentationEvalCell"]
 
 
 def _check_sens(value) -> float:
@@ -201,3 +202,33 @@ class NetWithLoss(nn.Cell):
         if self.return_terms:
             return (total,) + terms
         return total
+
+
+class SegmentationEvalCell(nn.Cell):
+    """Eval network for ``Model(..., eval_network=..., eval_indexes=[0, 1, 2])``: returns ``(loss, logits, label)``.
+
+    Like ``nn.WithEvalCell``, plus the place for evaluation-only post-processing (seed 002's ``postprocess``):
+    with ``flip_test=True`` the logits are the mean over the image and its left-right mirror (test-time
+    augmentation, 测试时增强). ``logits`` are (N, C, H, W), ``label`` (N, H, W).
+    """
+
+    def __init__(self, network, loss_fn, flip_test=False):
+        super().__init__(auto_prefix=False)
+        if not isinstance(network, nn.Cell):
+            raise TypeError(f"network must be a mindspore.nn.Cell, got {type(network).__name__}. "
+                            "Fix: pass the segmentation network, e.g. course_lib.models.segmentation_fcn().")
+        if not isinstance(loss_fn, nn.Cell):
+            raise TypeError(f"loss_fn must be a mindspore.nn.Cell, got {type(loss_fn).__name__}. "
+                            "Fix: e.g. nn.CrossEntropyLoss(ignore_index=255).")
+        if not isinstance(flip_test, bool):
+            raise TypeError(f"flip_test must be True or False, got {flip_test!r}.")
+        self._network = network
+        self._loss_fn = loss_fn
+        self.flip_test = flip_test
+
+    def construct(self, image, label):
+        logits = self._network(image)
+        if self.flip_test:
+            mirrored = self._network(ops.flip(image, (3,)))
+            logits = (logits + ops.flip(mirrored, (3,))) / 2
+        return self._loss_fn(logits, label), logits, label

@@ -201,3 +201,15 @@ def test_eval_callback_validates_arguments():
         EvalCallback(model, data, "accuracy", history={})
     with pytest.raises(ValueError, match=r"best_ckpt_path must name a \.ckpt file, got 'best.pt'"):
         EvalCallback(model, data, "accuracy", best_ckpt_path="best.pt")
+
+
+def test_eval_callback_keeps_every_metric_of_each_evaluation():
+    model = make_model(metrics=("accuracy", "loss"))
+    eval_set = make_dataset(seed=1, batches=2)
+    callback = EvalCallback(model, eval_set, "accuracy", every=1, verbose=False)
+    model.train(2, make_dataset(), callbacks=[callback])
+    assert [epoch for epoch, _ in callback.results] == [1, 2]
+    last = model.eval(eval_set)
+    assert set(callback.results[-1][1]) == {"accuracy", "loss"}
+    assert callback.results[-1][1] == {k: pytest.approx(v) for k, v in last.items()}
+    assert [r["accuracy"] for _, r in callback.results] == [s for _, s in callback.scores]

@@ -6,7 +6,7 @@ import pytest
 import mindspore as ms
 from mindspore import Tensor, nn, ops
 
-from course_lib.cells import NetWithLoss, TrainOneStepCell
+from course_lib.cells import NetWithLoss, SegmentationEvalCell, TrainOneStepCell
 
 
 @pytest.fixture(autouse=True)
@@ -273,3 +273,40 @@ def test_bad_constructor_arguments_are_explained(kwargs, error, message):
     arguments = {"backbone": TinyConvNet(), "loss_fns": _ce(), **kwargs}
     with pytest.raises(error, match=message):
         NetWithLoss(**arguments)
+
+
+# ---- SegmentationEvalCell -------------------------------------------------------------------------------
+
+class _PixelNet(nn.Cell):
+    """Per-pixel logits that depend on the column, so a left-right flip changes them."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 2, 3, pad_mode="same", has_bias=True)
+
+    def construct(self, x):
+        return self.conv(x)
+
+
+@pytest.mark.parametrize("flip_test", [False, True])
+def test_segmentation_eval_cell_returns_loss_logits_label(flip_test):
+    ms.set_seed(0)
+    net = _PixelNet()
+    loss_fn = nn.CrossEntropyLoss(ignore_index=255)
+    x = Tensor(np.random.default_rng(0).random((2, 1, 4, 6), dtype=np.float32))
+    y = Tensor(np.random.default_rng(1).integers(0, 2, (2, 4, 6)).astype(np.int32))
+    loss, logits, label = SegmentationEvalCell(net, loss_fn, flip_test=flip_test)(x, y)
+    plain = net(x).asnumpy()
+    expected = (plain + net(Tensor(x.asnumpy()[..., ::-1].copy())).asnumpy()[..., ::-1]) / 2 if flip_test else plain
+    np.testing.assert_allclose(logits.asnumpy(), expected, rtol=1e-5, atol=1e-6)
+    assert np.array_equal(label.asnumpy(), y.asnumpy())
+    assert float(loss.asnumpy()) == pytest.approx(float(loss_fn(Tensor(expected), y).asnumpy()), rel=1e-5)
+
+
+def test_segmentation_eval_cell_bad_arguments():
+    with pytest.raises(TypeError, match="network must be a mindspore.nn.Cell"):
+        SegmentationEvalCell(lambda x: x, nn.CrossEntropyLoss())
+    with pytest.raises(TypeError, match="loss_fn must be a mindspore.nn.Cell"):
+        SegmentationEvalCell(_PixelNet(), "ce")
+    with pytest.raises(TypeError, match="flip_test must be True or False"):
+        SegmentationEvalCell(_PixelNet(), nn.CrossEntropyLoss(), flip_test=1)

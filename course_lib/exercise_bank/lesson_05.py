@@ -1,0 +1,124 @@
+"""Exercises of lesson 05 (eval networks, eval_indexes, Metric.set_indexes, mIoU)."""
+import numpy as np
+
+from ..exercises import Incorrect, exercise, expect, expect_close, expect_type
+
+#: 05.1: what the learner's eval network returns, in this order.
+REORDERED_OUTPUTS = ("logits", "label", "loss")
+NUM_CLASSES = 4
+
+
+def _model_with_eval_indexes(eval_indexes):
+    """Build a Model with a custom eval network and these eval_indexes: MindSpore's own validation runs."""
+    from mindspore import nn
+    from mindspore.train import Loss, Model
+
+    from ..metrics import MIoU
+
+    net = nn.Dense(2, 2)
+    return Model(net, eval_network=net, eval_indexes=eval_indexes, metrics={"miou": MIoU(NUM_CLASSES), "loss": Loss()})
+
+
+@exercise("05.1", "An eval network returns (logits, label, loss): the eval_indexes to pass to Model.")
+def check_eval_indexes(answer):
+    expect(isinstance(answer, (list, tuple)) and len(answer) == 3,
+           "eval_indexes holds three positions: where the loss, the prediction and the label are.")
+    expect(all(isinstance(i, int) and not isinstance(i, bool) for i in answer),
+           "Each entry is the position (an int) of one output of the eval network.")
+    try:
+        _model_with_eval_indexes(answer)
+    except ValueError as error:
+        raise Incorrect(f"Model(...) refuses it: {str(error).splitlines()[0]}") from None
+    expect(all(0 <= i < 3 for i in answer), "The eval network has three outputs: positions 0, 1 and 2.")
+    routed = {role: REORDERED_OUTPUTS[i] for role, i in zip(("loss", "prediction", "label"), answer)}
+    for role in ("loss", "prediction", "label"):
+        wanted = "logits" if role == "prediction" else role
+        expect(routed[role] == wanted, f"eval_indexes[{('loss', 'prediction', 'label').index(role)}] must point at "
+                                       f"the {wanted}, but yours points at the {routed[role]}: the "
+                                       f"{'Loss metric' if role == 'loss' else 'MIoU metric'} would get the wrong "
+                                       "output. Order: loss, prediction, label.")
+
+
+def _fake_outputs():
+    """(loss, logits, label) of one made-up batch, and its true mIoU and loss."""
+    from mindspore import Tensor
+
+    from ..metrics import MIoU
+
+    rng = np.random.default_rng(5)
+    logits = rng.standard_normal((2, NUM_CLASSES, 6, 6)).astype(np.float32)
+    label = rng.integers(0, NUM_CLASSES, (2, 6, 6)).astype(np.int32)
+    label[:, 0, :] = 255
+    truth = MIoU(NUM_CLASSES)
+    truth.update(logits, label)
+    return (Tensor(np.float32(0.375)), Tensor(logits), Tensor(label)), truth.eval(), 0.375
+
+
+@exercise("05.2", "Metrics {'miou': ..., 'loss': ...} that work with eval_indexes=None, via set_indexes.")
+def check_set_indexes(answer):
+    from mindspore.train import Loss
+
+    from ..metrics import MIoU
+
+    expect_type(answer, dict, "The metrics")
+    expect(set(answer) == {"miou", "loss"}, f"Use exactly the keys 'miou' and 'loss', got {sorted(answer)}.")
+    expect(isinstance(answer["miou"], MIoU) and answer["miou"].num_classes == NUM_CLASSES,
+           "answer['miou'] should be a course_lib.metrics.MIoU for the 4 shapes classes.")
+    expect(isinstance(answer["loss"], Loss), "answer['loss'] should be a mindspore.train.Loss.")
+    model = _model_with_eval_indexes(None)
+    model._metric_fns = answer          # the routing under test is Model's own _update_metrics
+    outputs, miou, loss = _fake_outputs()
+    for metric in answer.values():
+        metric.clear()
+    try:
+        model._update_metrics(outputs)
+    except ValueError as error:
+        raise Incorrect(f"With eval_indexes=None every metric receives (loss, logits, label), and one of yours "
+                        f"failed: {str(error).splitlines()[0].split(' Fix:')[0]} Make each metric pick the "
+                        "outputs it needs.") from None
+    expect_close(answer["loss"].eval(), loss, "The loss your Loss metric reports",
+                 hint="It should read output 0 of (loss, logits, label).")
+    expect_close(answer["miou"].eval(), miou, "The mIoU your MIoU metric reports",
+                 hint="It should read (logits, label), in that order.")
+
+
+def _per_image_fixture():
+    """Predictions and labels (3, 6, 6): image 2 has no triangles, image 3 has an ignored row."""
+    rng = np.random.default_rng(11)
+    label = rng.integers(0, NUM_CLASSES, (3, 6, 6)).astype(np.int32)
+    label[1][label[1] == 3] = 0
+    label[2, 0, :] = 255
+    pred = np.where(rng.random((3, 6, 6)) < 0.7, label, rng.integers(0, NUM_CLASSES, (3, 6, 6))).astype(np.int32)
+    pred[1][pred[1] == 3] = 1                      # image 2: triangles neither labelled nor predicted
+    pred[2, 0, :] = 3                              # predictions on ignored pixels must not count
+    return pred, label
+
+
+def _miou(pred, label, absent_as_zero=False):
+    from ..metrics import MIoU
+
+    metric = MIoU(NUM_CLASSES)
+    metric.update(pred, label)
+    value = metric.eval()
+    return float(np.nan_to_num(metric.per_class_iou).mean()) if absent_as_zero else value
+
+
+@exercise("05.3", "per_image_miou(pred, label, num_classes): the mean over images of each image's mIoU.")
+def check_per_image_miou(answer):
+    expect(callable(answer), "Store the function itself (per_image_miou), not its result.")
+    pred, label = _per_image_fixture()
+    try:
+        value = answer(pred.copy(), label.copy(), NUM_CLASSES)
+    except Exception as error:  # noqa: BLE001 - any failure of the learner's code becomes a hint
+        raise Incorrect(f"Calling it on label maps (N, H, W) raised {type(error).__name__}: {error}") from None
+    expect_type(value, (int, float, np.floating), "Its result")
+    truth = float(np.mean([_miou(pred[i:i + 1], label[i:i + 1]) for i in range(len(pred))]))
+    if np.isclose(value, _miou(pred, label), rtol=1e-6):
+        raise Incorrect("That is the mIoU over all the pixels of the batch: compute one mIoU per image, then "
+                        "average those.")
+    zeroed = float(np.mean([_miou(pred[i:i + 1], label[i:i + 1], absent_as_zero=True) for i in range(len(pred))]))
+    if np.isclose(value, zeroed, rtol=1e-6):
+        raise Incorrect("A class absent from an image (neither labelled nor predicted) counts as 0 in your "
+                        "answer: leave it out of that image's mean (NaN), as MIoU does.")
+    expect_close(value, truth, "Your per-image mean", rel=1e-6,
+                 hint="Check that pixels labelled ignore_label (255) are skipped.")
