@@ -221,7 +221,8 @@ class SegmentationEvalCell(nn.Cell):
             raise TypeError(f"loss_fn must be a mindspore.nn.Cell, got {type(loss_fn).__name__}. "
                             "Fix: e.g. nn.CrossEntropyLoss(ignore_index=255).")
         if not isinstance(flip_test, bool):
-            raise TypeError(f"flip_test must be True or False, got {flip_test!r}.")
+            raise TypeError(f"flip_test must be True or False, got {flip_test!r}. "
+                            "Fix: flip_test=True to average with the mirrored image, False for plain logits.")
         self._network = network
         self._loss_fn = loss_fn
         self.flip_test = flip_test

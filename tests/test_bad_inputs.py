@@ -136,6 +136,14 @@ CASES = {
         models.lenet5(), nn.SoftmaxCrossEntropyWithLogits(sparse=True)), eval_indexes=[0, 1], metrics={"acc"}),
         ValueError, r"eval_indexes", r"length of it must be three"),
     # --- cells, schedules, optimisers, losses, callbacks ----------------------------------------------
+    "segmentation eval cell with a function": (lambda f: cells.SegmentationEvalCell(lambda x: x, nn.CrossEntropyLoss()),
+                                               TypeError, r"network must be a mindspore.nn.Cell, got function",
+                                               r"Fix"),
+    "segmentation eval cell with a loss name": (lambda f: cells.SegmentationEvalCell(models.segmentation_fcn(),
+                                                                                     "cross_entropy"),
+                                                TypeError, r"loss_fn must be a mindspore.nn.Cell, got str", r"Fix"),
+    "segmentation eval cell flip_test as int": (lambda f: cells.SegmentationEvalCell(
+        models.segmentation_fcn(), nn.CrossEntropyLoss(), flip_test=1), TypeError, r"flip_test.*got 1", r"Fix"),
     "TrainOneStepCell optimizer as string": (lambda f: cells.TrainOneStepCell(nn.Dense(2, 2), "sgd"), TypeError,
                                              r"got str", r"Fix: pass e.g. nn.Momentum"),
     "TrainOneStepCell negative sens": (lambda f: cells.TrainOneStepCell(
