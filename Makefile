@@ -36,6 +36,19 @@ test: install browser-deps
 unit: install
 	$(PY) -m pytest tests
 
+# Benchmarks (benchmarks/README.md). `bench`: MindSpore vs PyTorch, graph vs PyNative, oneDNN, pipelines, compile
+# time, inference in one run (< 10 min on 2 cores); `bench-notebooks`: every lesson's run time (about as long as the
+# course, so a run of its own), merged into the same benchmarks/results.json; `bench-quick`: 1-2 min smoke run.
+.PHONY: bench bench-notebooks bench-quick
+bench: install
+	$(PY) benchmarks/run.py
+
+bench-notebooks: install
+	$(PY) benchmarks/run.py --notebooks
+
+bench-quick: install
+	$(PY) benchmarks/run.py --quick --out outputs/bench-quick
+
 notebooks: install
 	$(PY) tools/execute_notebook.py $(NOTEBOOKS)
 

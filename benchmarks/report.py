@@ -50,7 +50,13 @@ def environment_text(data):
             f"{threads['minddata_default_workers']}. Environment as started: "
             + (", ".join(f"`{k}={v}`" for k, v in env["env"].items() if v is not None) or "none of "
                + ", ".join(f"`{k}`" for k in env["env"]) + " set")
-            + " (course_lib adds `ONEDNN_MAX_CPU_ISA=AVX2` and `GLOG_v=3` in MindSpore processes when unset).")
+            + " (course_lib adds `ONEDNN_MAX_CPU_ISA=AVX2` and `GLOG_v=3` in MindSpore processes when unset"
+            + (f"; the PyTorch process runs with `OMP_WAIT_POLICY={_torch_wait_policy(data)}`"
+               if _torch_wait_policy(data) else "") + ").")
+
+
+def _torch_wait_policy(data):
+    return ((data.get("environment") or {}).get("worker_env", {}).get("torch") or {}).get("OMP_WAIT_POLICY")
 
 
 def _load(values):
@@ -220,7 +226,7 @@ def notebooks_section(data):
     rows.append(("**total**", f"**{notebooks['total_seconds']:.0f}**", "all ok" if notebooks["all_ok"] else "FAILURES"))
     return ("## 6. Whole course\n\nEach notebook executed once, headless, as nbval runs it (nbclient, a fresh "
             "`python3` kernel per notebook, kernel start-up included), in course order from a scratch copy with a "
-            f"fresh output folder. Measured {notebooks['measured_utc']} in a separate `--notebooks` run; load average "
+            f"fresh output folder. Measured {notebooks['measured_utc']} (`make bench-notebooks`); load average "
             f"{_load(notebooks['load_average_before'])} before, {_load(notebooks['load_average_after'])} after.\n\n"
             + _table(("notebook", "seconds", "status"), rows))
 
@@ -247,19 +253,118 @@ def method_section(data):
             "builds the same task in each, then times one repeat per participant in turn, rotating the order each "
             "round, so that load from other programs hits all participants alike.\n"
             f"- Warm-up excluded (the first call and one more), median of {run.get('repeats', 5)} repeats, min–max "
-            "shown; a repeat groups steps until it lasts about 0.25 s.\n"
+            f"shown; a repeat groups steps until it lasts about {run.get('seconds_per_repeat_target', 0.25):g} s "
+            "(one LeNet repeat is one pass over the pre-read batches).\n"
             "- Data loading is excluded from training throughput: the digits are read once through the course "
             "pipeline and saved; MindSpore gets them through a minimal `NumpySlicesDataset` (whole batches, no "
             "transforms; `Model.train` needs a dataset), PyTorch iterates the same arrays as tensors.\n"
             "- MindSpore kernel threads (`mindspore.device_context.cpu.op_tuning.threads_num`) and "
             "`torch.set_num_threads` are set to the same number.\n"
-            "- Notebook times (section 6) come from a separate `--notebooks` run: executing every lesson takes "
-            "most of ten minutes by itself and must not run next to the micro-benchmarks.\n")
+            "- Notebook times (section 6) come from `make bench-notebooks` (`run.py --notebooks`), a run of its "
+            "own: executing every lesson takes minutes by itself (the course's target is ≤ 10 min), too much to share "
+            "`make bench`'s 10 minutes, and it must not run next to the micro-benchmarks. It merges into the "
+            "same results.json; `make bench` keeps the last notebook timings it finds there.\n"
+            "- The machine may be shared: the load average before and after each run is recorded. Load from other "
+            "programs slows every participant (interleaving spreads it evenly), widens the min–max ranges and hurts "
+            "2-thread kernels most, as each parallel region waits for a thread that lost its core; compare ratios "
+            "measured in the same run, not absolute numbers across runs.\n")
+
+
+def findings_section(data):
+    """What the numbers say, generated from them: who wins where, and why (what is ours, what is MindSpore's)."""
+    summary, env = data.get("summary"), data.get("environment")
+    results = data.get("results", [])
+    if not summary or not env or not results:
+        return ""
+    items = []
+    lenet = {r["mode"]: r for r in results if r["measurement"] == "lenet_training"}
+    graph_vs_torch = summary["lenet_graph_vs_pytorch"]["ratio"]
+    items.append(
+        f"- **LeNet-5**: graph mode trains {graph_vs_torch:.2f}× as fast as PyTorch eager "
+        f"({'target met' if graph_vs_torch >= 1 else 'target NOT met'}) and "
+        f"{summary['lenet_graph_vs_pynative']['ratio']:.1f}× as fast as PyNative; lesson 06's Trainer with "
+        f"`@ms.jit` reaches {summary['lenet_trainer_jit_vs_pytorch']['ratio']:.2f}× PyTorch. A LeNet step is "
+        f"{seconds_text(lenet['graph']['median'])} in graph mode: its kernels are tiny, so per-op dispatch decides, "
+        "and graph mode runs the whole step as one compiled graph while PyNative and PyTorch eager go through "
+        "Python for every op.")
+    steps = summary.get("train_steps", [])
+    wins = [s for s in steps if s["graph_vs_pytorch"]["ratio"] >= 1]
+    losses = [s for s in steps if s["graph_vs_pytorch"]["ratio"] < 1]
+
+    def config(s):
+        ratio = s["graph_vs_pytorch"]
+        noise = ", within noise" if ratio["per_round_min"] < 1 < ratio["per_round_max"] else ""
+        return (f"{s['model']} b{s['batch_size']} {s['image_size']}px ({ratio['ratio']:.2f}×; per round "
+                f"{ratio['per_round_min']:.2f}–{ratio['per_round_max']:.2f}{noise})")
+
+    if wins:
+        items.append("- **Training steps where MindSpore graph mode is at least as fast as PyTorch**: "
+                     + ", ".join(config(s) for s in wins) + ".")
+    probes = env.get("onednn", {})
+    ms_kernels = " ".join(probes.get("course", {}).get("convolution_kernels", []))
+    torch_kernels = " ".join(probes.get("pytorch", {}).get("convolution_kernels", []))
+    kernels_differ = "gemm" in ms_kernels and "gemm" not in torch_kernels
+    if losses:
+        text = ("- **Where PyTorch is faster**: " + ", ".join(config(s) for s in losses) + ".")
+        if kernels_differ:
+            text += (" This is MindSpore's, not the course's: its CPU `Conv2D` kernels give oneDNN plain NCHW "
+                     "(`abcd`) tensors, which leaves oneDNN only im2col + matrix multiply (`gemm:jit`), while "
+                     "PyTorch lets oneDNN choose a blocked layout (`aBcd8b`) and its direct AVX2 convolution "
+                     "(`jit:avx2`; see the `ONEDNN_VERBOSE` table in section 3). The larger the convolutions "
+                     "(224 px, ResNet-50's wide layers), the more that costs; no MindSpore 2.10 setting changes it.")
+        items.append(text)
+    pynative = [s for s in steps if s["pynative_vs_pytorch"]["ratio"] < 1]
+    if pynative:
+        items.append("- **PyNative vs PyTorch eager** (both op by op): PyNative is slower in "
+                     f"{len(pynative)} of {len(steps)} step configurations ("
+                     + ", ".join(f"{s['model']} {s['image_size']}px {s['pynative_vs_pytorch']['ratio']:.2f}×"
+                                 for s in pynative)
+                     + "): its per-op dispatch costs more than PyTorch's, on top of the convolution kernels above. "
+                     "Graph mode is the way to speed on a CPU.")
+    threads = env["threads"]
+    items.append(
+        f"- **Ruled out on our side**: thread counts are equal (MindSpore kernels {threads['mindspore_op_threads']}, "
+        f"oneDNN nthr={threads['mindspore_onednn_threads']}; PyTorch {threads['torch_num_threads']}); training "
+        "reads pre-loaded batches, so no pipeline stalls are timed (section 4 shows the pipeline is far faster "
+        "anyway); both sides wait for the step's result (`asnumpy()` / `loss.item()`) before the clock stops; "
+        "identical architectures, initialisation and optimiser.")
+    course, unset = probes.get("course", {}), probes.get("all", {})
+    onednn = data.get("onednn") or []
+    if course and unset and onednn:
+        ratios = [r["course_vs_all"]["ratio"] for r in onednn]
+        span = f"{min(ratios):.2f}–{max(ratios):.2f}×"
+        if course.get("isa") == unset.get("isa"):
+            items.append(f"- **oneDNN cap**: on this CPU oneDNN dispatches `{course['isa']}` with the cap and "
+                         f"without it, so `ONEDNN_MAX_CPU_ISA={course['setting']}` changes nothing here "
+                         f"(speed-ups {span} are noise); it matters on CPUs with AVX-512/AMX, where it is the "
+                         "course's guard against the slow paths of the foundation issue.")
+        else:
+            items.append(f"- **oneDNN cap**: with the cap oneDNN dispatches `{course['isa']}` instead of "
+                         f"`{unset['isa']}`; speed-up of the course setting: {span}.")
+    run = data.get("run", {})
+    before = run.get("load_average_before") or []
+    cores = env["cpu"]["cores"]
+    policy = _torch_wait_policy(data)
+    if before and before[0] >= 0.5 * cores:  # measured before the run started: other programs only
+        text = (f"- **The machine was busy**: 1-min load average {before[0]:.2f} on {cores} cores before the run "
+                "started. Interleaving spreads that load over all participants, but it widens the min–max ranges, "
+                "and a neighbour holding a core hurts OpenMP's spinning threads most (benchmarks/README.md: a "
+                "PyTorch ResNet-18 step 5–13× slower). ")
+        if policy == "PASSIVE":
+            text += ("PyTorch ran with `OMP_WAIT_POLICY=PASSIVE`, which removes most of that penalty; on an idle "
+                     "machine the default (spinning) policy can be slightly faster for PyTorch's small ops, so re-run "
+                     "`make bench` on an idle machine for the cleanest verdict.")
+        else:
+            text += (f"PyTorch ran with `OMP_WAIT_POLICY={policy or 'unset (spinning)'}`, so the ratios vs PyTorch "
+                     "are biased in MindSpore's favour; re-run on an idle machine, or leave `OMP_WAIT_POLICY` unset (run.py "
+                     "then gives PyTorch `PASSIVE`).")
+        items.append(text)
+    return "## What the numbers say\n\n" + "\n".join(items)
 
 
 def markdown(data) -> str:
     parts = ["# Benchmark results", environment_text(data), headline_section(data), targets_section(data),
-             lenet_section(data),
+             findings_section(data), lenet_section(data),
              steps_section(data), onednn_section(data), pipeline_section(data), compile_section(data),
              notebooks_section(data), inference_section(data), method_section(data)]
     return "\n\n".join(part for part in parts if part).rstrip() + "\n"

@@ -3,9 +3,11 @@
 MindSpore graph mode vs PyNative vs PyTorch eager (LeNet-5 throughput, ResNet step times), the oneDNN ISA cap,
 MindData pipeline throughput, compile time and inference; writes results.json, results.md and results.png.
 
-    python benchmarks/run.py                 # measurements 1-5 and 7 (about 5 min on 2 idle cores)
-    python benchmarks/run.py --notebooks     # measurement 6 only: time every lesson, merged into results.json
-    python benchmarks/run.py --quick --out /tmp/bench    # 1-2 min smoke run with the same structure
+    python benchmarks/run.py                 # `make bench`: measurements 1-5 and 7 (5-8 min on 2 cores)
+    python benchmarks/run.py --notebooks     # `make bench-notebooks`: measurement 6, merged into results.json
+    python benchmarks/run.py --all           # both, one after the other (about 15 min)
+    python benchmarks/run.py --quick         # `make bench-quick`: 1-2 min smoke run, same structure,
+                                             # written to outputs/bench-quick/ unless --out is given
 
 Every participant is its own process (one framework, one mode, one environment); the parent sends each the same
 task and then asks them for one repeat at a time, taking turns, so a busy neighbour slows all of them alike.
@@ -32,7 +34,7 @@ from pathlib import Path  # noqa: E402
 
 import course_lib  # noqa: E402,F401
 from course_lib.lesson import scrub_paths  # noqa: E402
-from course_lib.paths import PROJECT_ROOT  # noqa: E402
+from course_lib.paths import OUTPUT_DIR, PROJECT_ROOT  # noqa: E402
 from course_lib.timing import cpu_info, summarize  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -68,16 +70,17 @@ class Plan:
 
 
 def make_plan(quick, repeats, threads) -> Plan:
-    if quick:
-        return Plan(quick=True, repeats=repeats, threads=threads, lenet_batches=8, target_seconds=0.05,
+    if quick:  # every participant of the full run, on tiny work: a smoke test of the whole pipeline
+        return Plan(quick=True, repeats=repeats, threads=threads, lenet_batches=4, target_seconds=0.02,
                     train_steps=[{"model": "lenet5", "batch_size": 32, "image_size": 32, "onednn": True},
                                  {"model": "resnet18", "batch_size": 2, "image_size": 64, "onednn": False}],
-                    pipelines=[{"pipeline": "digits", "batch_size": 32, "image_size": 32, "max_batches": 8},
-                               {"pipeline": "imagefolder", "batch_size": 32, "image_size": 64, "max_batches": 3}])
+                    pipelines=[{"pipeline": "digits", "batch_size": 32, "image_size": 32, "max_batches": 4},
+                               {"pipeline": "imagefolder", "batch_size": 16, "image_size": 32, "max_batches": 2}])
+    # The oneDNN comparison (measurement 3) runs on LeNet and ResNet-18 64x64, the steps the course trains.
     return Plan(quick=False, repeats=repeats, threads=threads, lenet_batches=44,
                 train_steps=[{"model": "lenet5", "batch_size": 32, "image_size": 32, "onednn": True},
                              {"model": "resnet18", "batch_size": 16, "image_size": 64, "onednn": True},
-                             {"model": "resnet18", "batch_size": 16, "image_size": 224, "onednn": True},
+                             {"model": "resnet18", "batch_size": 16, "image_size": 224, "onednn": False},
                              {"model": "resnet50", "batch_size": 16, "image_size": 64, "onednn": False},
                              {"model": "resnet50", "batch_size": 4, "image_size": 224, "onednn": False}],
                 pipelines=[{"pipeline": "digits", "batch_size": 32, "image_size": 32, "max_batches": 43},
@@ -143,12 +146,22 @@ class Worker:
         answer.pop("ok")
         return answer
 
-    def close(self):
-        """Ask an idle worker to exit; stop one that is still busy (the run was interrupted or failed)."""
+    def request_exit(self):
+        """Ask an idle worker to exit without waiting for it (MindSpore takes seconds to shut down)."""
         if self.process.poll() is None and not self.busy:
             try:
-                self.call("exit", timeout=30)
-            except (WorkerError, OSError, ValueError):
+                self.process.stdin.write(json.dumps({"op": "exit"}) + "\n")
+                self.process.stdin.close()
+                self.busy = True  # exiting: close() only waits
+            except (OSError, ValueError):
+                pass
+
+    def close(self, grace=30):
+        """Wait for a worker asked to exit; stop one that is still busy (the run was interrupted or failed)."""
+        if self.process.poll() is None and self.busy:
+            try:
+                self.process.wait(timeout=grace if self.process.stdin.closed else 0.1)
+            except subprocess.TimeoutExpired:
                 pass
         if self.process.poll() is None:
             self.process.terminate()
@@ -160,6 +173,18 @@ class Worker:
         self.log.close()
 
 
+def torch_env():
+    """PyTorch's environment: as started, plus ``OMP_WAIT_POLICY=PASSIVE`` unless the caller chose a policy.
+
+    With OpenMP's default (spinning) wait policy, a program holding one of 2 cores makes every PyTorch parallel
+    region wait for the thread that lost its core: a ResNet-18 step measured 5-13x slower (benchmarks/README.md).
+    Sleeping threads make the comparison fair on a shared machine. MindSpore uses its own thread pool (no OpenMP).
+    """
+    env = dict(ORIGINAL_ENV)
+    env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    return env
+
+
 def start_workers(threads, run_dir, workers):
     """Start the participants into ``workers`` (so the caller can stop them whatever happens) and wait until
     all are ready: MindSpore graph (course env), graph with ONEDNN_MAX_CPU_ISA=ALL, PyNative, PyTorch."""
@@ -168,7 +193,7 @@ def start_workers(threads, run_dir, workers):
         "graph": (["--framework", "mindspore", "--mode", "graph"], course_env),
         "graph_all": (["--framework", "mindspore", "--mode", "graph"], {**ORIGINAL_ENV, "ONEDNN_MAX_CPU_ISA": "ALL"}),
         "pynative": (["--framework", "mindspore", "--mode", "pynative"], course_env),
-        "torch": (["--framework", "torch", "--mode", "eager"], dict(ORIGINAL_ENV)),
+        "torch": (["--framework", "torch", "--mode", "eager"], torch_env()),
     }
     for key, (args, env) in specs.items():
         workers[key] = Worker(key, [*args, "--threads", str(threads)], env, run_dir / f"worker-{key}.log")
@@ -375,7 +400,7 @@ def start_onednn_probe(framework, isa_value, threads):
     lines name the instruction set it dispatches to, its thread count and every convolution kernel it picked.
     ``isa_value=None`` leaves the variable as `make bench` was started (PyTorch: its own default).
     """
-    env = {**ORIGINAL_ENV, "ONEDNN_VERBOSE": "1"}
+    env = {**(torch_env() if framework == "torch" else ORIGINAL_ENV), "ONEDNN_VERBOSE": "1"}
     if isa_value is not None:
         env["ONEDNN_MAX_CPU_ISA"] = isa_value
     process = subprocess.Popen([sys.executable, "-c", _PROBE_CODE[framework], str(threads)], stdout=subprocess.PIPE,
@@ -665,6 +690,8 @@ def measure_everything(plan, log):
         env = environment(workers, probe_results, plan)
     finally:
         for worker in workers.values():
+            worker.request_exit()
+        for worker in workers.values():
             worker.close()
         for _, process in probes.values():
             if process.poll() is None:
@@ -677,7 +704,9 @@ def measure_everything(plan, log):
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="1-2 minute smoke run with tiny sizes (same structure)")
-    parser.add_argument("--out", type=Path, default=HERE, help="folder for results.json/.md/.png (default benchmarks/)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="folder for results.json/.md/.png (default benchmarks/; with --quick outputs/bench-quick/, "
+                             "so a smoke run never replaces the committed results)")
     parser.add_argument("--repeats", type=int, default=MIN_REPEATS,
                         help=f"timed repeats per measurement, at least {MIN_REPEATS} (default {MIN_REPEATS})")
     parser.add_argument("--threads", type=int, default=0,
@@ -685,6 +714,8 @@ def parse_args(argv):
     parser.add_argument("--notebooks", action="store_true",
                         help="only time the notebooks (measurement 6), merged into an existing results.json")
     parser.add_argument("--all", action="store_true", help="measurements 1-5 and 7, then the notebooks")
+    parser.add_argument("--render-only", action="store_true",
+                        help="measure nothing: rewrite results.md and results.png from the existing results.json")
     parser.add_argument("--notebook-dir", type=Path, default=PROJECT_ROOT / "notebooks")
     parser.add_argument("--notebook-timeout", type=int, default=notebook_timing.DEFAULT_TIMEOUT)
     args = parser.parse_args(argv)
@@ -697,7 +728,11 @@ def parse_args(argv):
         parser.error(f"--notebook-timeout must be a positive number of seconds, got {args.notebook_timeout}.")
     if args.notebooks and args.all:
         parser.error("--notebooks (only the notebooks) and --all (everything) exclude each other; pass one.")
+    if args.render_only and (args.notebooks or args.all or args.quick):
+        parser.error("--render-only measures nothing; it cannot be combined with --quick, --notebooks or --all.")
     args.threads = args.threads or cpu_info()["cores"]
+    if args.out is None:
+        args.out = OUTPUT_DIR / "bench-quick" if args.quick else HERE
     if args.notebooks or args.all:
         try:
             args.notebook_paths = notebook_timing.find_notebooks(args.notebook_dir)
@@ -716,7 +751,12 @@ def main(argv=None):
     out_dir = args.out.resolve()
     previous = load_previous(out_dir)
     data = {"schema_version": SCHEMA_VERSION}
-    if args.notebooks:
+    if args.render_only:
+        if not previous:
+            raise SystemExit(f"--render-only: no results.json (schema {SCHEMA_VERSION}) in {scrub_paths(str(out_dir))}. "
+                             "Fix: run `make bench` first.")
+        data = previous
+    elif args.notebooks:
         if previous:
             data = previous
         else:
@@ -732,7 +772,9 @@ def main(argv=None):
             raise SystemExit(f"benchmark failed: {error}")
         data.update(measured)
         data["environment"] = env
-        data["run"] = {"created_utc": created, "quick": plan.quick, "repeats": plan.repeats, "warmup": 1,
+        data["run"] = {"created_utc": created, "quick": plan.quick, "repeats": plan.repeats,
+                       "warmup": 2, "warmup_note": "calls per participant excluded: the first (compile) and one more",
+                       "seconds_per_repeat_target": plan.target_seconds,
                        "statistic": "median over repeats (min/max shown)", "interleaved": True,
                        "command": scrub_paths(" ".join(["benchmarks/run.py",
                                                         *(argv if argv is not None else sys.argv[1:])])),

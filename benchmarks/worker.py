@@ -239,8 +239,7 @@ class MindSporeTrainStep:
 
     def setup(self):
         first = self._run(1)
-        self._run(1)  # warm-up
-        self.units = units_for(self._run(1), self.target)
+        self.units = units_for(self._run(1), self.target)  # the warm-up step, timed to size the repeats
         return {"first_seconds": first, "steps_per_repeat": self.units}
 
     def measure(self):
@@ -545,8 +544,7 @@ class TorchTraining:
             self._run(1)
             return {"first_seconds": first, "steps_per_repeat": len(self.batches)}
         first = self._run(1)
-        self._run(1)
-        self.units = units_for(self._run(1), self.target)
+        self.units = units_for(self._run(1), self.target)  # the warm-up step, timed to size the repeats
         return {"first_seconds": first, "steps_per_repeat": self.units}
 
     def measure(self):
@@ -593,7 +591,8 @@ def serve(backend, protocol):
         protocol.flush()
 
     info = {"pid": os.getpid(), "python": platform.python_version(), "numpy": np.__version__,
-            "env": {key: os.environ.get(key) for key in ("ONEDNN_MAX_CPU_ISA", "GLOG_v", "OMP_NUM_THREADS")},
+            "env": {key: os.environ.get(key) for key in ("ONEDNN_MAX_CPU_ISA", "GLOG_v", "OMP_NUM_THREADS",
+                                                          "OMP_WAIT_POLICY")},
             **backend.info()}
     reply(ok=True, ready=True, info=info)
     for line in sys.stdin:
