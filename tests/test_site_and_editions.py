@@ -33,6 +33,9 @@ def test_site_has_every_lesson_and_all_local_links_resolve(tmp_path):
         assert (site / f"{notebook.stem}.html").is_file()
     index = (site / "index.html").read_text()
     assert all(f'href="{n.stem}.html"' in index for n in NOTEBOOKS)
+    for page in ("glossary.html", "workshop.html", "benchmarks.html"):       # docs/*.md and benchmarks/results.md
+        assert f'href="{page}"' in index and (site / page).is_file()
+    assert 'href="benchmarks.html"' in (site / "workshop.html").read_text()   # repository links become page links
     assert 'type="search"' in index
     titles = {entry["page"] for entry in json.loads((site / "search.json").read_text())}
     assert {f"{n.stem}.html" for n in NOTEBOOKS} <= titles

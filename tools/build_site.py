@@ -15,7 +15,9 @@ import nbformat
 from nbconvert import HTMLExporter
 
 ROOT = Path(__file__).resolve().parent.parent
-DOCS = ("GLOSSARY.md", "WORKSHOP.md")
+#: Markdown pages of the site: (source relative to the repository, page, title).
+DOCS = (("docs/GLOSSARY.md", "glossary.html", "Glossary"), ("docs/WORKSHOP.md", "workshop.html", "Workshop"),
+        ("benchmarks/results.md", "benchmarks.html", "Benchmarks"))
 STYLE = """<style>
 .course-nav{position:sticky;top:0;z-index:100;background:#1f3b57;padding:8px 16px;font:15px sans-serif}
 .course-nav a{color:#fff;margin-right:18px;text-decoration:none}.course-nav a:hover{text-decoration:underline}
@@ -44,7 +46,10 @@ def nav_bar(prev_page, next_page) -> str:
 
 
 def link_notebooks(text: str) -> str:
-    """Links between lessons point at the rendered pages, not at .ipynb files."""
+    """Links between lessons and to the markdown pages point at the rendered pages, not at the source files."""
+    for source, page, _ in DOCS:
+        text = re.sub(r'href="(?:\.\./)*' + re.escape(source) + '"', f'href="{page}"', text)
+        text = text.replace(f'href="{Path(source).name}"', f'href="{page}"')
     return re.sub(r'href="(?:\.\./)?(?:notebooks/)?([\w.-]+)\.ipynb', r'href="\1.html', text)
 
 
@@ -76,14 +81,13 @@ def build(out_dir: Path = None) -> Path:
         search_index.append({"page": pages[i][0], "title": pages[i][1], "text": plain_text(body)[:60000]})
     render = mistune.create_markdown(plugins=["table"])
     doc_pages = []
-    for name in DOCS:
-        source = ROOT / "docs" / name
+    for name, page, title in DOCS:
+        source = ROOT / name
         if source.is_file():
-            page = name.replace(".md", ".html").lower()
             markup = link_notebooks(render(source.read_text()))
-            (staging / page).write_text(wrap(name[:-3].title(), markup))
-            doc_pages.append((page, name[:-3].title()))
-            search_index.append({"page": page, "title": name[:-3].title(), "text": plain_text(markup)})
+            (staging / page).write_text(wrap(title, markup))
+            doc_pages.append((page, title))
+            search_index.append({"page": page, "title": title, "text": plain_text(markup)})
     (staging / "search.json").write_text(json.dumps(search_index))
     items = "".join(f'<li><a href="{page}">{html.escape(title)}</a></li>' for page, title in pages)
     docs = "".join(f'<li><a href="{page}">{html.escape(title)}</a></li>' for page, title in doc_pages)
