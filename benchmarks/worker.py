@@ -246,7 +246,20 @@ class MindSporeTrainStep:
         return {"seconds": self._run(self.units), "steps": self.units, "samples": self.units * self.batch_size}
 
 
-class MindSporeInference:
+class _TimedInference:
+    """Shared timing of the inference tasks: subclasses set net, x, batch_size, target and ``_run(count)``."""
+
+    def setup(self):
+        first = self._run(1)
+        self._run(3)
+        self.units = units_for(self._run(3) / 3, self.target)
+        return {"first_seconds": first, "steps_per_repeat": self.units}
+
+    def measure(self):
+        return {"seconds": self._run(self.units), "steps": self.units, "samples": self.units * self.batch_size}
+
+
+class MindSporeInference(_TimedInference):
     """LeNet-5 forward passes in inference mode: the Cell itself (eager/graph) or its exported MindIR GraphCell."""
 
     def __init__(self, backend, spec):
@@ -274,14 +287,6 @@ class MindSporeInference:
             self.net(self.x).asnumpy()
         return time.perf_counter() - start
 
-    def setup(self):
-        first = self._run(1)
-        self._run(3)
-        self.units = units_for(self._run(3) / 3, self.target)
-        return {"first_seconds": first, "steps_per_repeat": self.units}
-
-    def measure(self):
-        return {"seconds": self._run(self.units), "steps": self.units, "samples": self.units * self.batch_size}
 
 
 # ---------------------------------------------------------------------------------------------- pipelines
@@ -553,7 +558,7 @@ class TorchTraining:
         return {"seconds": seconds, "steps": count * len(self.batches), "samples": count * self.samples_per_pass}
 
 
-class TorchInference:
+class TorchInference(_TimedInference):
     """PyTorch eager inference: ``net.eval()`` under ``torch.inference_mode()``."""
 
     def __init__(self, backend, spec):
@@ -572,14 +577,6 @@ class TorchInference:
                 self.net(self.x).numpy()
         return time.perf_counter() - start
 
-    def setup(self):
-        first = self._run(1)
-        self._run(3)
-        self.units = units_for(self._run(3) / 3, self.target)
-        return {"first_seconds": first, "steps_per_repeat": self.units}
-
-    def measure(self):
-        return {"seconds": self._run(self.units), "steps": self.units, "samples": self.units * self.batch_size}
 
 
 # ---------------------------------------------------------------------------------------------- main loop
