@@ -288,7 +288,6 @@ class MindSporeInference(_TimedInference):
         return time.perf_counter() - start
 
 
-
 # ---------------------------------------------------------------------------------------------- pipelines
 def _bilinear_matrix(size_in, size_out):
     """(size_out, size_in) weights of half-pixel-centre bilinear resizing (OpenCV INTER_LINEAR, MindData Resize)."""
@@ -576,7 +575,6 @@ class TorchInference(_TimedInference):
             for _ in range(count):
                 self.net(self.x).numpy()
         return time.perf_counter() - start
-
 
 
 # ---------------------------------------------------------------------------------------------- main loop

@@ -91,7 +91,7 @@ def shape_colour(rng, kind, base, colour_hint=True):
         if np.abs(colour - base).max() >= 60:
             return colour
     # A background close to every allowed colour (rare with the hint): take the allowed colour farthest from it.
-    low, high = (np.full(3, 0.0), np.full(3, 255.0)) if not colour_hint else (np.zeros(3), np.full(3, 90.0))
+    low, high = np.zeros(3), np.full(3, 90.0 if colour_hint else 255.0)
     if colour_hint:
         low[kind - 1], high[kind - 1] = 170.0, 255.0
     return np.where(np.abs(low - base) > np.abs(high - base), low, high)

@@ -45,11 +45,10 @@ def nav_bar(prev_page, next_page) -> str:
     return f'<nav class="course-nav">{"".join(links)}</nav>'
 
 
-def link_notebooks(text: str) -> str:
+def link_pages(text: str) -> str:
     """Links between lessons and to the markdown pages point at the rendered pages, not at the source files."""
     for source, page, _ in DOCS:
         text = re.sub(r'href="(?:\.\./)*' + re.escape(source) + '"', f'href="{page}"', text)
-        text = text.replace(f'href="{Path(source).name}"', f'href="{page}"')
     return re.sub(r'href="(?:\.\./)?(?:notebooks/)?([\w.-]+)\.ipynb', r'href="\1.html', text)
 
 
@@ -75,7 +74,7 @@ def build(out_dir: Path = None) -> Path:
     for i, path in enumerate(notebooks):
         body, _ = exporter.from_notebook_node(nbformat.read(path, as_version=4))
         nav = nav_bar(pages[i - 1] if i else None, pages[i + 1] if i + 1 < len(pages) else None)
-        body = link_notebooks(body).replace("<body", STYLE + "<body", 1)
+        body = link_pages(body).replace("<body", STYLE + "<body", 1)
         body = re.sub(r"(<body[^>]*>)", r"\1" + nav.replace("\\", "\\\\"), body, count=1)
         (staging / pages[i][0]).write_text(body)
         search_index.append({"page": pages[i][0], "title": pages[i][1], "text": plain_text(body)[:60000]})
@@ -84,7 +83,7 @@ def build(out_dir: Path = None) -> Path:
     for name, page, title in DOCS:
         source = ROOT / name
         if source.is_file():
-            markup = link_notebooks(render(source.read_text()))
+            markup = link_pages(render(source.read_text()))
             (staging / page).write_text(wrap(title, markup))
             doc_pages.append((page, title))
             search_index.append({"page": page, "title": title, "text": plain_text(markup)})

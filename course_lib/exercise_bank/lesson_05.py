@@ -30,13 +30,11 @@ def check_eval_indexes(answer):
     except ValueError as error:
         raise Incorrect(f"Model(...) refuses it: {str(error).splitlines()[0]}") from None
     expect(all(0 <= i < 3 for i in answer), "The eval network has three outputs: positions 0, 1 and 2.")
-    routed = {role: REORDERED_OUTPUTS[i] for role, i in zip(("loss", "prediction", "label"), answer)}
-    for role in ("loss", "prediction", "label"):
-        wanted = "logits" if role == "prediction" else role
-        expect(routed[role] == wanted, f"eval_indexes[{('loss', 'prediction', 'label').index(role)}] must point at "
-                                       f"the {wanted}, but yours points at the {routed[role]}: the "
-                                       f"{'Loss metric' if role == 'loss' else 'MIoU metric'} would get the wrong "
-                                       "output. Order: loss, prediction, label.")
+    roles = (("loss", "loss", "Loss metric"), ("prediction", "logits", "MIoU metric"), ("label", "label", "MIoU metric"))
+    for position, (role, wanted, metric) in enumerate(roles):
+        got = REORDERED_OUTPUTS[answer[position]]
+        expect(got == wanted, f"eval_indexes[{position}] must point at the {wanted}, but yours points at the {got}: "
+                              f"the {metric} would get the wrong output. Order: loss, prediction, label.")
 
 
 def _fake_outputs():
