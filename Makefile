@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 NOTEBOOKS := $(sort $(wildcard notebooks/*.ipynb))
-NBVAL := --nbval-lax --nbval-current-env --nbval-cell-timeout=900
+NBVAL := --nbval-lax --nbval-current-env --nbval-cell-timeout=900 --nbval-sanitize-with=nbval_sanitize.cfg
 
 # Set PIP_OPTS="--no-index --find-links=wheelhouse" to install from a folder made by `make wheelhouse`.
 PIP_OPTS ?=

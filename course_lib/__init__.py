@@ -10,8 +10,9 @@ import warnings as _warnings
 
 #: Read by MindSpore only when it is imported; a value already in the environment wins.
 ENV_DEFAULTS = {
-    # MindSpore's C++/Python log level: 3 = errors only (0 debug, 1 info, 2 warning).
-    "GLOG_v": "3",
+    # MindSpore's C++/Python log level (0 debug, 1 info, 2 warning, 3 error), read when mindspore is imported
+    # (mindspore/log.py). 2 keeps MindSpore's warnings visible, deprecation notes included: they teach.
+    "GLOG_v": "2",
     # oneDNN picks a reference-speed path for 3x3/7x7 convolutions on some AVX-512 CPUs; capping the
     # instruction set at AVX2 selects the fast JIT kernels (measured: benchmarks/, notebook 00).
     "ONEDNN_MAX_CPU_ISA": "AVX2",

@@ -1,7 +1,10 @@
 """Small tools for lesson cells: show a real error without a traceback, time a block of code."""
 import contextlib
+import json
+import math
 import re
 import time
+from pathlib import Path
 
 _PATH_PREFIX = re.compile(r"(/[^\s'\"]*?/)(site-packages|dist-packages)/")
 # Any absolute path with at least two components (a clone may live anywhere: /home, /check, /builds, ...).
@@ -63,3 +66,46 @@ class Timer:
         if self.label is not None and exc[0] is None:
             print(f"{self.label}: {self.seconds:.2f} s")
         return False
+
+
+#: Where `make bench-notebooks` writes every lesson's measured run time (the one source lessons quote).
+BENCHMARK_RESULTS = Path(__file__).resolve().parent.parent / "benchmarks" / "results.json"
+
+
+def _notebook_records(results) -> list:
+    """Every ``{"notebook": ..., "seconds": ...}`` record in results.json, wherever the run nested it."""
+    found = []
+    if isinstance(results, dict):
+        records = results.get("records")
+        if isinstance(records, list) and all(isinstance(r, dict) and "notebook" in r for r in records):
+            cpu = results.get("cpu") or ""
+            found += [dict(r, cpu=r.get("cpu", cpu)) for r in records]
+        for key, value in results.items():
+            if key != "records":
+                found += _notebook_records(value)
+    elif isinstance(results, list):
+        for value in results:
+            found += _notebook_records(value)
+    return found
+
+
+def run_time(notebook: str, results_path=None) -> str:
+    """One line for a lesson's header: its run time as `make bench-notebooks` last measured it.
+
+    ``notebook`` is the file's stem, e.g. ``"03_model_train_eval"``. The number comes from
+    benchmarks/results.json, so prose never carries a typed-in timing that the machine contradicts.
+    """
+    if not isinstance(notebook, str) or not notebook or "/" in notebook:
+        raise ValueError(f"notebook must be a notebook's file stem such as '03_model_train_eval', got {notebook!r}.")
+    path = Path(results_path) if results_path is not None else BENCHMARK_RESULTS
+    try:
+        results = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return f"Run time of {notebook}: not measured yet (run `make bench-notebooks`)."
+    stem = notebook.removesuffix(".ipynb")
+    for record in reversed(_notebook_records(results)):
+        if str(record.get("notebook", "")).removesuffix(".ipynb") == stem and record.get("status", "ok") == "ok":
+            where = f" on {record['cpu']}" if record.get("cpu") else ""
+            return (f"Run time of {stem}: about {math.ceil(float(record['seconds']))} s{where} "
+                    f"(measured by `make bench-notebooks`; yours may differ).")
+    return f"Run time of {stem}: not measured yet (run `make bench-notebooks`)."

@@ -63,3 +63,24 @@ def test_error_summary_skips_mindspore_banners_and_stops_at_the_stack():
                "----------------------------------------------------\n- C++ Call Stack: (For framework developers)\n"
                "mindspore/ccsrc/x.cc:98 DoJump")
     assert error_summary(RuntimeError(message)) == "RuntimeError: Unsupported op [InitDataSetQueue] on CPU"
+
+
+def test_run_time_reads_the_benchmark_results(tmp_path):
+    import json
+
+    from course_lib.lesson import run_time
+
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps({"AMD EPYC": {"notebooks": {"cpu": "AMD EPYC", "records": [
+        {"notebook": "03_model_train_eval.ipynb", "seconds": 18.2, "status": "ok"},
+        {"notebook": "04_x.ipynb", "seconds": 3.0, "status": "failed"}]}}}))
+    assert run_time("03_model_train_eval", results) == (
+        "Run time of 03_model_train_eval: about 19 s on AMD EPYC (measured by `make bench-notebooks`; "
+        "yours may differ).")
+    assert "not measured yet" in run_time("04_x", results)
+    assert "not measured yet" in run_time("03_model_train_eval", tmp_path / "missing.json")
+    import pytest
+
+    with pytest.raises(ValueError, match="file stem"):
+        run_time("notebooks/03.ipynb", results)
+    assert "about" in run_time("00_environment")  # the committed results.json has every lesson

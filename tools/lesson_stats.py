@@ -1,0 +1,227 @@
+"""Size and focus of every notebook: prose words, code lines, "seed" mentions, MindSpore vs course_lib names,
+estimated reading time.
+
+    python tools/lesson_stats.py            # a table
+    python tools/lesson_stats.py --json     # the same numbers as JSON (used by tests and the workshop plan)
+    python tools/lesson_stats.py --check    # exit 1 if a limit below is broken
+
+Definitions (kept simple on purpose, so that anyone can recount by hand):
+- prose words: words (runs of Latin letters) in markdown cells, leaving out fenced code blocks, link targets
+  and HTML tags; an inline code span (`nn.Dense`) counts as one word; each Chinese character counts as one word;
+- code lines: non-blank, non-comment lines of code cells;
+- seed mentions: "seed 000" … "seed 004" (also "seeds 001/003", "seed-003"), the course's old internal
+  shorthand for its source documents, which learners must not meet;
+- MindSpore names / course_lib names: distinct API names the code cells use, found with Python's ``ast``: a
+  name imported from ``mindspore…`` or ``course_lib…``, or an attribute chain on such a module
+  (``ms.jit``, ``nn.Dense``, ``ops.depend`` each count once);
+- reading time: prose words / 120 per minute + code lines / 8 per minute.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"
+
+WORDS_PER_MINUTE = 120
+CODE_LINES_PER_MINUTE = 8
+
+#: Limits of issue "learner path"; ``--check`` and tests/test_lesson_stats.py enforce them.
+MAX_MAIN_WORDS = 1500
+MAX_SEED_MENTIONS = 10
+MAX_MAIN_READING_MINUTES = 240
+
+SEED_PATTERN = re.compile(r"\bseeds?[ _-]?(?:00[0-4])(?:\s*(?:[/,&]|and)\s*00[0-4])*\b", re.IGNORECASE)
+_FENCED = re.compile(r"```.*?```|~~~.*?~~~", re.S)
+_INLINE_CODE = re.compile(r"`[^`\n]*`")
+_LINK_TARGET = re.compile(r"\]\([^)]*\)")
+_HTML_TAG = re.compile(r"<[^>\n]+>")
+_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
+_CJK_CHAR = re.compile(r"[\u4e00-\u9fff]")
+
+LIBRARIES = ("mindspore", "course_lib")
+
+
+def is_main_lesson(path: Path) -> bool:
+    """Main lessons are numbered (``03_model_train_eval``); appendices start with a letter (``A1_…``)."""
+    return path.name[:1].isdigit()
+
+
+def _cells(notebook: dict, kind: str) -> list[str]:
+    out = []
+    for cell in notebook.get("cells", []):
+        if cell.get("cell_type") == kind:
+            source = cell.get("source", "")
+            out.append("".join(source) if isinstance(source, list) else source)
+    return out
+
+
+def prose_words(markdown: str) -> int:
+    text = _FENCED.sub(" ", markdown)
+    text = _INLINE_CODE.sub(" code ", text)
+    text = _LINK_TARGET.sub("] ", text)
+    text = _HTML_TAG.sub(" ", text)
+    return len(_LATIN_WORD.findall(text)) + len(_CJK_CHAR.findall(text))
+
+
+def code_lines(code: str) -> int:
+    return sum(1 for line in code.splitlines() if line.strip() and not line.strip().startswith("#")
+               and not line.strip().startswith(("%", "!")))
+
+
+def _parse(code: str):
+    """Parse a code cell, leaving out IPython magics and shell lines (which are not Python)."""
+    lines = ["" if line.lstrip().startswith(("%", "!")) else line for line in code.splitlines()]
+    try:
+        return ast.parse("\n".join(lines))
+    except SyntaxError:
+        return None
+
+
+def _dotted(node) -> list[str] | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return parts[::-1]
+    return None
+
+
+def api_names(codes: list[str]) -> dict[str, set[str]]:
+    """Distinct names each library contributes to the code cells (see the module docstring)."""
+    aliases: dict[str, tuple[str, str]] = {}   # local name -> (library, dotted origin)
+    used: dict[str, set[str]] = {lib: set() for lib in LIBRARIES}
+    trees = [tree for tree in (_parse(code) for code in codes) if tree is not None]
+
+    def library_of(module: str) -> str | None:
+        root = module.split(".")[0]
+        return root if root in LIBRARIES else None
+
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    lib = library_of(alias.name)
+                    if lib:
+                        local = alias.asname or alias.name.split(".")[0]
+                        aliases[local] = (lib, alias.name if alias.asname else alias.name.split(".")[0])
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                lib = library_of(node.module)
+                if lib:
+                    for alias in node.names:
+                        aliases[alias.asname or alias.name] = (lib, f"{node.module}.{alias.name}")
+    module_like = {name for name, (lib, origin) in aliases.items()
+                   if origin.split(".")[-1] in ("mindspore", "course_lib", "nn", "ops", "dataset", "train", "mint",
+                                                "amp", "communication", "numpy", "transforms", "vision",
+                                                "context", "common", "experimental", "optim", "mindrecord")
+                   or origin == lib}
+    seen_chains: set[int] = set()
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and id(node) not in seen_chains:
+                chain = _dotted(node)
+                if chain and chain[0] in aliases:
+                    # mark inner attribute nodes so only the longest chain counts
+                    inner = node.value
+                    while isinstance(inner, ast.Attribute):
+                        seen_chains.add(id(inner))
+                        inner = inner.value
+                    lib, origin = aliases[chain[0]]
+                    if chain[0] in module_like:
+                        used[lib].add(".".join([origin] + chain[1:]))
+                    else:
+                        used[lib].add(origin)
+            elif isinstance(node, ast.Name) and node.id in aliases and node.id not in module_like:
+                lib, origin = aliases[node.id]
+                used[lib].add(origin)
+    # A bare module import used only through its attributes adds nothing by itself.
+    return used
+
+
+def notebook_stats(path: Path) -> dict:
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    markdown = _cells(notebook, "markdown")
+    codes = _cells(notebook, "code")
+    words = sum(prose_words(md) for md in markdown)
+    lines = sum(code_lines(code) for code in codes)
+    everything = "\n".join(markdown + codes)
+    names = api_names(codes)
+    return {
+        "notebook": path.stem,
+        "main": is_main_lesson(path),
+        "prose_words": words,
+        "code_lines": lines,
+        "seed_mentions": len(SEED_PATTERN.findall(everything)),
+        "mindspore_names": len(names["mindspore"]),
+        "course_lib_names": len(names["course_lib"]),
+        "reading_minutes": round(words / WORDS_PER_MINUTE + lines / CODE_LINES_PER_MINUTE, 1),
+    }
+
+
+def all_stats(folder: Path = NOTEBOOKS) -> list[dict]:
+    return [notebook_stats(path) for path in sorted(folder.glob("*.ipynb"))]
+
+
+def problems(stats: list[dict]) -> list[str]:
+    """The learner-path limits each notebook (and the whole course) must meet."""
+    found = []
+    for row in stats:
+        if not row["main"]:
+            continue
+        if row["prose_words"] > MAX_MAIN_WORDS:
+            found.append(f"{row['notebook']}: {row['prose_words']} prose words (limit {MAX_MAIN_WORDS}); "
+                         f"move side investigations to an appendix")
+        if row["mindspore_names"] < row["course_lib_names"]:
+            found.append(f"{row['notebook']}: {row['mindspore_names']} MindSpore names < "
+                         f"{row['course_lib_names']} course_lib names; show the plain-MindSpore version first")
+    seeds = sum(row["seed_mentions"] for row in stats)
+    if seeds > MAX_SEED_MENTIONS:
+        found.append(f"{seeds} 'seed 00N' mentions in all notebooks (limit {MAX_SEED_MENTIONS}); "
+                     f"name the source documents by title")
+    minutes = sum(row["reading_minutes"] for row in stats if row["main"])
+    if minutes > MAX_MAIN_READING_MINUTES:
+        found.append(f"main-path reading time {minutes:.0f} min (limit {MAX_MAIN_READING_MINUTES})")
+    return found
+
+
+def format_table(stats: list[dict]) -> str:
+    header = ("notebook", "words", "code", "seed", "MS names", "course_lib names", "reading min")
+    rows = [(r["notebook"] + ("" if r["main"] else " (appendix)"), r["prose_words"], r["code_lines"],
+             r["seed_mentions"], r["mindspore_names"], r["course_lib_names"], f"{r['reading_minutes']:.0f}")
+            for r in stats]
+    main = [r for r in stats if r["main"]]
+    rows.append(("main path total", sum(r["prose_words"] for r in main), sum(r["code_lines"] for r in main),
+                 sum(r["seed_mentions"] for r in stats), "", "",
+                 f"{sum(r['reading_minutes'] for r in main):.0f}"))
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="print the numbers as JSON")
+    parser.add_argument("--check", action="store_true", help="exit 1 if a learner-path limit is broken")
+    parser.add_argument("--folder", type=Path, default=NOTEBOOKS, help="folder of notebooks (default: notebooks/)")
+    args = parser.parse_args(argv)
+    if not args.folder.is_dir():
+        parser.error(f"--folder {args.folder} is not a folder of notebooks. Fix: pass e.g. notebooks/.")
+    stats = all_stats(args.folder)
+    print(json.dumps(stats, indent=1) if args.json else format_table(stats))
+    if args.check:
+        found = problems(stats)
+        for line in found:
+            print("limit:", line, file=sys.stderr)
+        return 1 if found else 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
