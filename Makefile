@@ -1,5 +1,7 @@
 # The course's two commands: `make lab` (learners) and `make test` (CI). Both set everything up from nothing.
 SHELL := /bin/bash
+# The interpreter that makes .venv: python3.11 if it is on PATH (MindSpore 2.10 runs on CPython 3.11 only), else
+# python3; `make install PYTHON=/path/to/python3.11` picks another. tools/check_python.sh refuses a wrong one.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -10,10 +12,11 @@ NBVAL := --nbval-lax --nbval-current-env --nbval-cell-timeout=900 --nbval-saniti
 # Set PIP_OPTS="--no-index --find-links=wheelhouse" to install from a folder made by `make wheelhouse`.
 PIP_OPTS ?=
 
-.PHONY: install lab test unit notebooks data clean browser-deps student instructor site wheelhouse
+.PHONY: install lab test unit check lint notebooks data clean browser-deps student instructor site wheelhouse
 
 $(STAMP): requirements.txt requirements-torch.txt constraints.txt pyproject.toml
-	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@if test -x $(PY); then sh tools/check_python.sh $(PY); \
+	  else sh tools/check_python.sh "$(PYTHON)" && $(PYTHON) -m venv $(VENV); fi
 	$(PY) -m pip install --disable-pip-version-check -q $(PIP_OPTS) -r requirements.txt -r requirements-torch.txt -c constraints.txt
 	$(PY) -m pip install --disable-pip-version-check -q $(PIP_OPTS) --no-deps -e .
 	@touch $(STAMP)
@@ -27,7 +30,7 @@ lab: install
 
 # Unit tests, then every notebook with nbval; then every notebook again, copied to a temporary folder, which
 # proves that leftovers of the first run don't break a second one and that no lesson depends on its cwd.
-test: install browser-deps
+test: install browser-deps lint
 	$(PY) -m pytest tests
 	$(PY) -m pytest $(NBVAL) $(NOTEBOOKS)
 	@rerun=$$(mktemp -d) && cp $(NOTEBOOKS) $$rerun/ && echo "second run, from $$rerun:" && \
@@ -35,6 +38,21 @@ test: install browser-deps
 
 unit: install
 	$(PY) -m pytest tests
+
+# ruff (pycodestyle, pyflakes, bugbear, pyupgrade) over the code and the notebooks, codespell over everything:
+# configured in pyproject.toml.
+lint: install
+	$(VENV)/bin/ruff check
+	$(VENV)/bin/codespell
+
+# A quick developer loop: the unit tests, then nbval over the notebooks changed against `main` (every notebook
+# if course_lib, data, pins or nbval settings changed). CHECK_BASE=<branch or commit> compares with another base.
+CHECK_BASE ?= main
+check: install
+	$(PY) -m pytest tests
+	@changed=$$($(PY) tools/changed_notebooks.py $(CHECK_BASE)) || exit 1; \
+	  if [ -z "$$changed" ]; then echo "no notebook changed against $(CHECK_BASE)"; \
+	  else $(PY) -m pytest $(NBVAL) $$changed; fi
 
 # Benchmarks (benchmarks/README.md). `bench`: MindSpore vs PyTorch, graph vs PyNative, oneDNN, pipelines, compile
 # time, inference in one run (< 10 min on 2 cores); `bench-notebooks`: every lesson's run time (about as long as the

@@ -99,7 +99,8 @@ def headline_section(data):
     if pipe:
         extra.append(f"- Data pipeline vs LeNet training (≥ 3×): {pipe['status']}")
     if notebooks and slowest:
-        extra.append(f"- Whole course (≤ 10 min): {notebooks['status']}; slowest notebook (≤ 120 s): {slowest['status']}")
+        extra.append(f"- Whole course (≤ 10 min): {notebooks['status']}; "
+                     f"slowest notebook (≤ 120 s): {slowest['status']}")
     bench = targets.get("bench_seconds")
     if bench:
         extra.append(f"- `make bench` itself (< 10 min): {bench['status']}")
@@ -356,7 +357,8 @@ def findings_section(data):
                      "`make bench` on an idle machine for the cleanest verdict.")
         else:
             text += (f"PyTorch ran with `OMP_WAIT_POLICY={policy or 'unset (spinning)'}`, so the ratios vs PyTorch "
-                     "are biased in MindSpore's favour; re-run on an idle machine, or leave `OMP_WAIT_POLICY` unset (run.py "
+                     "are biased in MindSpore's favour; re-run on an idle machine, or leave `OMP_WAIT_POLICY` unset "
+                     "(run.py "
                      "then gives PyTorch `PASSIVE`).")
         items.append(text)
     return "## What the numbers say\n\n" + "\n".join(items)

@@ -139,7 +139,8 @@ class Worker:
             self.process.stdin.write(json.dumps({"op": op, **payload}) + "\n")
             self.process.stdin.flush()
         except BrokenPipeError:
-            raise WorkerError(f"worker {self.key} is gone (exit code {self.process.poll()}){self._log_tail()}")
+            raise WorkerError(
+                f"worker {self.key} is gone (exit code {self.process.poll()}){self._log_tail()}") from None
         self.busy = True
         answer = self._read(timeout)
         self.busy = False
@@ -426,7 +427,7 @@ def finish_onednn_probe(probe):
 
 # ------------------------------------------------------------------------------------------------ assembling
 def utc_now():
-    return datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()
+    return datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat()
 
 
 def load_average():
@@ -705,12 +706,14 @@ def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="1-2 minute smoke run with tiny sizes (same structure)")
     parser.add_argument("--out", type=Path, default=None,
-                        help="folder for results.json/.md/.png (default benchmarks/; with --quick outputs/bench-quick/, "
+                        help="folder for results.json/.md/.png (default benchmarks/; "
+                        "with --quick outputs/bench-quick/, "
                              "so a smoke run never replaces the committed results)")
     parser.add_argument("--repeats", type=int, default=MIN_REPEATS,
                         help=f"timed repeats per measurement, at least {MIN_REPEATS} (default {MIN_REPEATS})")
     parser.add_argument("--threads", type=int, default=0,
-                        help="threads for MindSpore kernels and PyTorch alike (default: the cores this process may use)")
+                        help="threads for MindSpore kernels and PyTorch alike "
+                        "(default: the cores this process may use)")
     parser.add_argument("--notebooks", action="store_true",
                         help="only time the notebooks (measurement 6), merged into an existing results.json")
     parser.add_argument("--all", action="store_true", help="measurements 1-5 and 7, then the notebooks")
@@ -753,7 +756,8 @@ def main(argv=None):
     data = {"schema_version": SCHEMA_VERSION}
     if args.render_only:
         if not previous:
-            raise SystemExit(f"--render-only: no results.json (schema {SCHEMA_VERSION}) in {scrub_paths(str(out_dir))}. "
+            raise SystemExit(f"--render-only: no results.json (schema {SCHEMA_VERSION}) "
+                             f"in {scrub_paths(str(out_dir))}. "
                              "Fix: run `make bench` first.")
         data = previous
     elif args.notebooks:
@@ -769,7 +773,7 @@ def main(argv=None):
         try:
             measured, env = measure_everything(plan, log)
         except WorkerError as error:
-            raise SystemExit(f"benchmark failed: {error}")
+            raise SystemExit(f"benchmark failed: {error}") from error
         data.update(measured)
         data["environment"] = env
         data["run"] = {"created_utc": created, "quick": plan.quick, "repeats": plan.repeats,

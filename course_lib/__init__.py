@@ -32,4 +32,4 @@ if "mindspore" in _sys.modules:
         stacklevel=2,
     )
 
-__version__ = "0.1.0"
+__version__ = "2.10.0.post1"

@@ -1,22 +1,26 @@
-"""Callbacks for ``mindspore.train.Model``: a tqdm progress bar, a loss/metric history, evaluate-while-training.
+"""Callbacks for ``mindspore.train.Model``: a progress bar, a loss/metric recorder, evaluate-while-training.
 
 All three override only the ``on_train_*`` / ``on_eval_*`` hooks: in MindSpore 2.10 a custom callback that
 defines the old ``begin``/``epoch_end``/``step_end`` names gets a "may not be supported in later version"
 warning from ``Model.train`` and a ``ValueError`` from ``Model.fit`` (``Model._check_methods_for_custom_callbacks``).
+They need only MindSpore, numpy and ``course_lib.checkpoint`` (``EvalCallback``'s atomic save); tqdm is optional:
+without it ``ProgressBar`` prints plain text lines. The recorder is ``LossRecorder``, not ``History``, so that it
+does not shadow MindSpore's own ``mindspore.train.History`` callback.
 """
 import math
 import numbers
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
 from mindspore import Tensor
 from mindspore.dataset import Dataset
 from mindspore.train import Callback, Model
-from tqdm import tqdm
 
 from course_lib.checkpoint import save_checkpoint
-from course_lib.paths import relative
+
+__all__ = ["ProgressBar", "LossRecorder", "EvalCallback", "loss_value", "EVAL_MODES"]
 
 #: ``EvalCallback(mode=...)``: keep the checkpoint with the highest ("max", e.g. accuracy) or lowest ("min",
 #: e.g. a loss) score.
@@ -37,13 +41,58 @@ def loss_value(net_outputs) -> float | None:
     return None
 
 
+def _tqdm_class():
+    """``tqdm.tqdm`` if tqdm is installed, else ``None`` (the callbacks then print plain lines)."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
+    return tqdm
+
+
+def _write(line: str, file=None) -> None:
+    """Print ``line`` without breaking an open tqdm bar (``tqdm.write``), or with ``print`` if tqdm is missing."""
+    tqdm = _tqdm_class()
+    if tqdm is None:
+        print(line, file=file or sys.stdout, flush=True)
+    else:
+        tqdm.write(line, file=file or sys.stdout)
+
+
+class _TextBar:
+    """The part of tqdm's interface ``ProgressBar`` uses, as plain text: one line per ~10 % and one at the end."""
+
+    def __init__(self, total: int, desc: str, file=None):
+        self.total, self.desc, self.file = max(int(total), 1), desc, file or sys.stdout
+        self.n = 0
+        self._postfix = ""
+        self._printed = 0
+
+    def set_postfix(self, loss=None, refresh=False):
+        self._postfix = "" if loss is None else f" loss={loss}"
+
+    def update(self, count: int):
+        self.n += count
+        if self.n - self._printed >= max(1, self.total // 10):
+            self._print()
+
+    def _print(self):
+        self._printed = self.n
+        print(f"{self.desc}: {self.n}/{self.total}{self._postfix}", file=self.file, flush=True)
+
+    def close(self):
+        if self._printed != self.n:
+            self._print()
+
+
 def _step_in_epoch(cb_params) -> int:
     """1-based step inside the current epoch (``cur_step_num`` counts from the start of the run)."""
     return (cb_params.cur_step_num - 1) % cb_params.batch_num + 1
 
 
 class ProgressBar(Callback):
-    """A text tqdm bar over the steps of each epoch (``per_epoch=True``) or of the whole run, showing the loss.
+    """A text progress bar (tqdm if installed, else plain lines) over the steps of each epoch
+    (``per_epoch=True``) or of the whole run, showing the loss.
 
     Works with ``Model.train``/``Model.fit`` (and shows a bar over the eval steps in ``Model.eval``). Text bars
     (not widgets) so they survive in saved notebooks; written to ``file`` (stdout by default, like print).
@@ -69,8 +118,12 @@ class ProgressBar(Callback):
     def _open(self, total: int, desc: str):
         self._close()
         prefix = f"{self.desc} " if self.desc else ""
-        self._bar = tqdm(total=total, desc=prefix + desc, file=self.file or sys.stdout, leave=True,
-                         dynamic_ncols=False, ncols=100, mininterval=0.5)
+        tqdm = _tqdm_class()
+        if tqdm is None:
+            self._bar = _TextBar(total, prefix + desc, self.file)
+        else:
+            self._bar = tqdm(total=total, desc=prefix + desc, file=self.file or sys.stdout, leave=True,
+                             dynamic_ncols=False, ncols=100, mininterval=0.5)
 
     def _close(self):
         if self._bar is not None:
@@ -134,8 +187,10 @@ class ProgressBar(Callback):
         self._close()
 
 
-class History(Callback):
+class LossRecorder(Callback):
     """Records the loss of every step, the mean loss of every epoch, and named metrics per epoch.
+
+    (Named so as not to shadow ``mindspore.train.History``, which keeps only per-epoch ``net_output`` and metrics.)
 
     ``step_loss``: list of floats; ``epochs`` / ``epoch_loss``: epoch numbers and mean losses;
     ``metrics``: ``{name: [(epoch, value), ...]}``, filled by ``record`` (``EvalCallback`` calls it) and by
@@ -212,8 +267,9 @@ class EvalCallback(Callback):
     """Evaluate while training: every ``every`` epochs (and after the last one) run ``model.eval``, print and
     record ``metric_name``, and keep the best-scoring network in ``best_ckpt_path`` (written atomically).
 
-    Modern form of seed 002's ``EvaluateCallBack``. Results: ``scores`` ([(epoch, value)]), ``best_score``,
-    ``best_epoch``. ``mode="max"`` for accuracy-like metrics, ``"min"`` for losses.
+    Modern form of the blog post's ``EvaluateCallBack``. Results: ``scores`` ([(epoch, value)]), ``best_score``,
+    ``best_epoch``. ``mode="max"`` for accuracy-like metrics, ``"min"`` for losses. ``history``: any object with
+    ``record(name, value)``, e.g. a ``LossRecorder``. Needs only MindSpore, numpy and ``course_lib.checkpoint``.
     """
 
     def __init__(self, model, eval_dataset, metric_name, every=1, best_ckpt_path=None, mode="max",
@@ -236,12 +292,13 @@ class EvalCallback(Callback):
                 f"mode must be one of {EVAL_MODES}, got {mode!r}. Fix: 'max' for accuracy-like metrics, "
                 "'min' for losses."
             )
-        if history is not None and not isinstance(history, History):
-            raise ValueError(f"history must be a course_lib.callbacks.History or None, got {type(history).__name__}.")
+        if history is not None and not callable(getattr(history, "record", None)):
+            raise ValueError(f"history must have a record(name, value) method (e.g. a course_lib.callbacks."
+                             f"LossRecorder) or be None, got {type(history).__name__}.")
         if best_ckpt_path is not None and Path(best_ckpt_path).suffix != ".ckpt":
             raise ValueError(
                 f"best_ckpt_path must name a .ckpt file, got {Path(best_ckpt_path).name!r}. "
-                "Fix: e.g. course_lib.paths.lesson_dir('03') / 'best.ckpt'."
+                "Fix: e.g. outputs/best.ckpt."
             )
         # Model keeps its metrics in a private dict; checking now beats failing after a whole epoch.
         available = sorted(getattr(model, "_metric_fns", None) or {})
@@ -312,5 +369,15 @@ class EvalCallback(Callback):
         if self.verbose:
             note = "new best" if improved else f"best {self.best_score:.4f} at epoch {self.best_epoch}"
             if improved and self.best_ckpt_path is not None:
-                note += f", saved {relative(self.best_ckpt_path)}"
-            tqdm.write(f"epoch {epoch}: {self.metric_name} = {score:.4f} ({note})", file=sys.stdout)
+                note += f", saved {self.best_ckpt_path.name}"
+            _write(f"epoch {epoch}: {self.metric_name} = {score:.4f} ({note})")
+
+
+def __getattr__(name):
+    # Transition only: the lessons are moving from History to LossRecorder (History shadowed mindspore.train.History).
+    if name == "History":
+        warnings.warn("course_lib.callbacks.History is now LossRecorder (History is MindSpore's own "
+                      "mindspore.train.History). Fix: from course_lib.callbacks import LossRecorder.",
+                      FutureWarning, stacklevel=2)
+        return LossRecorder
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

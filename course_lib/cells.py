@@ -1,6 +1,7 @@
-"""The training-step cells of lesson 04: seed 001's hand-written ``TrainOneStepCell`` in MindSpore 2.10 spelling,
-and ``NetWithLoss``, a loss wrapper for networks with several inputs and/or several losses (seed 002: the built-in
-``nn.WithLossCell`` only fits ``(data, label)``).
+"""The training-step cells of lesson 04: the programming guide's hand-written ``TrainOneStepCell`` in MindSpore
+2.10 spelling (with the gradient reducer that data parallel needs), and ``NetWithLoss``, a loss wrapper for
+networks with several inputs and/or several losses (the blog post: the built-in ``nn.WithLossCell`` only fits
+``(data, label)``). Standalone copies: recipes/custom_train_one_step_cell.py, recipes/net_with_loss_multi.py.
 
 The chain is the same as inside ``Model``: backbone -> NetWithLoss (returns the loss) -> TrainOneStepCell
 (differentiates that loss and runs the optimizer). Both work in graph mode (图模式) and PyNative mode.
@@ -29,13 +30,15 @@ class TrainOneStepCell(nn.Cell):
     """One training step: ``loss = network(*inputs)``, gradients of ``loss * sens`` w.r.t. the optimizer's
     parameters, one optimizer update; returns the loss (computed before the update).
 
-    Seed 001's hand-written cell in 2.10 spelling, with ``*inputs`` instead of ``(data, label)`` so it also
-    drives a ``NetWithLoss`` with several inputs. ``network`` must return the loss as one Tensor, or a tuple
+    The programming guide's hand-written cell in 2.10 spelling, with ``*inputs`` instead of ``(data, label)`` so it
+    also drives a ``NetWithLoss`` with several inputs. ``network`` must return the loss as one Tensor, or a tuple
     whose FIRST element is the loss to differentiate (the other elements, e.g. the separate loss terms, are
     returned unchanged and get no gradient). Differences from ``nn.TrainOneStepCell``: ``set_sens`` also works
     after the first (compiled) step in graph mode, because ``sens`` is stored in a non-trainable Parameter named
-    ``"sens"`` (so it appears in ``parameters_dict()``, like ``scale_sense`` of ``nn.TrainOneStepWithLossScaleCell``);
-    there is no gradient all-reduce, so it refuses data-parallel mode (use ``nn.TrainOneStepCell`` there).
+    ``"sens"`` (so it appears in ``parameters_dict()``, like ``scale_sense`` of ``nn.TrainOneStepWithLossScaleCell``).
+    Under data parallel (``DATA_PARALLEL``/``HYBRID_PARALLEL``, e.g. launched by msrun) it all-reduces the
+    gradients across ranks with ``nn.DistributedGradReducer`` before the update (their mean when
+    ``gradients_mean=True``), as ``nn.TrainOneStepCell`` does; ``reducer_flag`` tells whether it does.
     """
 
     def __init__(self, network, optimizer, sens=1.0):
@@ -50,23 +53,27 @@ class TrainOneStepCell(nn.Cell):
                 f"optimizer must be a mindspore.nn.Optimizer, got {type(optimizer).__name__}. "
                 "Fix: pass e.g. nn.Momentum(net.trainable_params(), learning_rate=0.01, momentum=0.9)."
             )
-        parallel_mode = ms.get_auto_parallel_context("parallel_mode")
-        if parallel_mode in (ms.ParallelMode.DATA_PARALLEL, ms.ParallelMode.HYBRID_PARALLEL):
-            raise ValueError(
-                f"course_lib TrainOneStepCell does not average gradients across devices, but the parallel mode is "
-                f"{parallel_mode!r}. Fix: use mindspore.nn.TrainOneStepCell, which adds a DistributedGradReducer."
-            )
         self.network = network
         self.network.set_grad()
         self.optimizer = optimizer
         # The gradients must line up one-to-one with what the optimizer updates, so take its own list
-        # (seed 001 used ParameterTuple(network.trainable_params()), which is the same when the optimizer
-        # was built from net.trainable_params()).
+        # (the programming guide used ParameterTuple(network.trainable_params()), which is the same when the
+        # optimizer was built from net.trainable_params()).
         self.weights = optimizer.parameters
         self.grad = ops.GradOperation(get_by_list=True, sens_param=True)
         # A Parameter, not a Python float: graph mode freezes Python attributes into the compiled graph,
         # so a float changed by set_sens after the first step would be silently ignored.
         self._sens = Parameter(Tensor(_check_sens(sens), ms.float32), name="sens", requires_grad=False)
+        # Data parallel: every rank computes gradients on its own shard; the reducer all-reduces them (mean or
+        # sum, as set by set_auto_parallel_context(gradients_mean=...)) so every rank applies the same update.
+        # Public-API version of what nn.TrainOneStepCell reads with mindspore.parallel._utils.
+        parallel_mode = ms.get_auto_parallel_context("parallel_mode")
+        self.reducer_flag = parallel_mode in (ms.ParallelMode.DATA_PARALLEL, ms.ParallelMode.HYBRID_PARALLEL)
+        self.grad_reducer = nn.Identity()
+        if self.reducer_flag:
+            from mindspore.communication import get_group_size
+            mean = ms.get_auto_parallel_context("gradients_mean")
+            self.grad_reducer = nn.DistributedGradReducer(self.weights, mean, get_group_size())
 
     @property
     def sens(self) -> float:
@@ -88,6 +95,7 @@ class TrainOneStepCell(nn.Cell):
             loss = outputs
             sens = ops.fill(loss.dtype, loss.shape, self._sens)
         grads = self.grad(self.network, self.weights)(*inputs, sens)
+        grads = self.grad_reducer(grads)
         return ops.depend(outputs, self.optimizer(grads))
 
 
@@ -207,7 +215,7 @@ class NetWithLoss(nn.Cell):
 class SegmentationEvalCell(nn.Cell):
     """Eval network for ``Model(..., eval_network=..., eval_indexes=[0, 1, 2])``: returns ``(loss, logits, label)``.
 
-    Like ``nn.WithEvalCell``, plus the place for evaluation-only post-processing (seed 002's ``postprocess``):
+    Like ``nn.WithEvalCell``, plus the place for evaluation-only post-processing (the blog post's ``postprocess``):
     with ``flip_test=True`` the logits are the mean over the image and its left-right mirror (test-time
     augmentation, 测试时增强). ``logits`` are (N, C, H, W), ``label`` (N, H, W).
     """

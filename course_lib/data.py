@@ -16,7 +16,7 @@ import mindspore.dataset.vision as vision
 from mindspore.dataset.vision import Inter
 
 from .datagen import IGNORE_LABEL, MANIFEST_NAME, REGENERATE_HINT, SHAPES_CLASSES, SHAPES_SIZE
-from .paths import DATA_DIR, relative
+from .paths import DATA_DIR
 
 __all__ = [
     "DIGITS_CLASSES", "SHAPES_CLASSES", "IGNORE_LABEL", "MNIST_MEAN", "MNIST_STD", "IMAGENET_MEAN", "IMAGENET_STD",

@@ -115,7 +115,8 @@ def compare_workers(build_dataset, workers=(1, 2), repeats=2, **measure_kwargs) 
     if not callable(build_dataset):
         raise ValueError(f"build_dataset must be a function taking num_parallel_workers and returning a pipeline, "
                          f"got {type(build_dataset).__name__}. Fix: e.g. "
-                         f"lambda num_parallel_workers: create_mnist_dataset(num_parallel_workers=num_parallel_workers).")
+                         "lambda num_parallel_workers: "
+                         "create_mnist_dataset(num_parallel_workers=num_parallel_workers).")
     workers = tuple(workers)
     if not workers:
         raise ValueError("workers is empty. Fix: pass the worker counts to compare, e.g. (1, 2).")

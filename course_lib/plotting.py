@@ -139,10 +139,10 @@ def plot_image_grid(images, labels=None, preds=None, class_names=None, ncols=8, 
 
 
 def _history_to_dict(history) -> dict:
-    """Normalise a ``course_lib.callbacks.History``, its ``as_dict()``, or ``mindspore.train.History``."""
+    """Normalise a ``course_lib.callbacks.LossRecorder``, its ``as_dict()``, or ``mindspore.train.History``."""
     if hasattr(history, "as_dict"):
         return history.as_dict()
-    if hasattr(history, "history") and isinstance(getattr(history, "history"), dict):
+    if hasattr(history, "history") and isinstance(history.history, dict):
         # mindspore.train.History: {'net_output': [per-epoch loss], 'accuracy': [...]}, epochs in .epoch
         raw = history.history
         epochs = list((history.epoch or {}).get("epoch", range(1, len(raw.get("net_output", [])) + 1)))
@@ -158,11 +158,11 @@ def _history_to_dict(history) -> dict:
         if not known & set(history):
             raise ValueError(
                 f"history dict has none of the keys {sorted(known)}, got {sorted(history)}. "
-                "Fix: pass a course_lib.callbacks.History or its as_dict()."
+                "Fix: pass a course_lib.callbacks.LossRecorder or its as_dict()."
             )
         return dict(history)
     raise ValueError(
-        f"history must be a course_lib.callbacks.History, its as_dict(), or mindspore.train.History, "
+        f"history must be a course_lib.callbacks.LossRecorder, its as_dict(), or mindspore.train.History, "
         f"got {type(history).__name__}."
     )
 
@@ -170,7 +170,7 @@ def _history_to_dict(history) -> dict:
 def plot_history(history, keys=("loss",)):
     """Plot training curves: ``"loss"`` (per-step loss plus per-epoch mean) and any recorded metric.
 
-    ``history``: a ``course_lib.callbacks.History``, its ``as_dict()``, or a ``mindspore.train.History``.
+    ``history``: a ``course_lib.callbacks.LossRecorder``, its ``as_dict()``, or a ``mindspore.train.History``.
     One axes per key, side by side; an unknown key raises ``ValueError`` listing what was recorded.
     """
     data = _history_to_dict(history)
@@ -188,7 +188,7 @@ def plot_history(history, keys=("loss",)):
     if missing:
         raise ValueError(
             f"history has no values for {missing}; available: {available}. "
-            "Fix: pick from the available names (metrics appear once EvalCallback or History.record ran)."
+            "Fix: pick from the available names (metrics appear once EvalCallback or LossRecorder.record ran)."
         )
     fig, axes = plt.subplots(1, len(keys), figsize=(4.2 * len(keys), 3.0), dpi=FIGURE_DPI, squeeze=False)
     for ax, key in zip(axes.flat, keys):

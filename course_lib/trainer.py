@@ -22,7 +22,7 @@ from mindspore.dataset import Dataset
 from mindspore.train import Metric
 from tqdm import tqdm
 
-from course_lib.callbacks import History
+from course_lib.callbacks import LossRecorder
 from course_lib.checkpoint import save_checkpoint
 from course_lib.paths import relative
 
@@ -99,7 +99,7 @@ class Trainer:
     replaces it only with a strictly higher score).
     ``jit=True`` compiles the train step with ``ms.jit``; ``jit=False`` runs it eagerly (PyNative).
 
-    After ``train``: ``history`` (a ``course_lib.callbacks.History``: ``step_loss``, ``epoch_loss``,
+    After ``train``: ``history`` (a ``course_lib.callbacks.LossRecorder``: ``step_loss``, ``epoch_loss``,
     ``metrics``), ``skipped_steps`` (updates dropped because a gradient was inf/NaN), ``step_seconds`` (wall
     time of every train step, loss read-back included, data loading excluded; the first one includes the ``jit``
     compilation), ``epoch_seconds`` (training time per epoch, evaluation excluded), ``best_metric``,
@@ -165,7 +165,7 @@ class Trainer:
         self.grad_reducer = get_grad_reducer(self.weights)
         self.train_step = ms.jit(self._train_step) if jit else self._train_step
 
-        self.history = History()
+        self.history = LossRecorder()
         self.skipped_steps = 0
         self.global_step = 0
         self.epochs_done = 0

@@ -44,18 +44,18 @@ def _wrong_05():
 
     def absent_as_zero(pred, label, num_classes):
         values = []
-        for p, l in zip(pred, label):
+        for one_pred, one_label in zip(pred, label):
             metric = MIoU(num_classes)
-            metric.update(p[None], l[None])
+            metric.update(one_pred[None], one_label[None])
             metric.eval()
             values.append(np.nan_to_num(metric.per_class_iou).mean())
         return float(np.mean(values))
 
     def no_ignore(pred, label, num_classes):
         values = []
-        for p, l in zip(pred, label):
+        for one_pred, one_label in zip(pred, label):
             metric = MIoU(num_classes, ignore_label=None)
-            metric.update(p[None], np.where(l == 255, 0, l)[None])
+            metric.update(one_pred[None], np.where(one_label == 255, 0, one_label)[None])
             values.append(metric.eval())
         return float(np.mean(values))
 

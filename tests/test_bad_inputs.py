@@ -6,8 +6,6 @@ bad value reaches deep MindSpore code wherever course_lib can check first.
 import course_lib  # noqa: F401  (sets env before mindspore)
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np

@@ -119,7 +119,8 @@ def test_summary_ratios_and_targets_follow_from_the_records(quick):
     _, data = quick
     by_mode = {r["mode"]: r for r in data["results"] if r["measurement"] == "lenet_training"}
     ratio = data["summary"]["lenet_graph_vs_pytorch"]
-    assert ratio["ratio"] == pytest.approx(by_mode["graph"]["samples_per_second"] / by_mode["eager"]["samples_per_second"])
+    expected = by_mode["graph"]["samples_per_second"] / by_mode["eager"]["samples_per_second"]
+    assert ratio["ratio"] == pytest.approx(expected)
     assert ratio["per_round_min"] <= ratio["per_round_max"]
     targets = {t["id"]: t for t in data["targets"]}
     assert set(targets) == {"lenet_graph_vs_pytorch", "resnet18_64_graph_vs_pytorch", "pipeline_vs_training",

@@ -11,7 +11,7 @@ from mindspore.train import Callback, Model
 from mindspore.train.callback import RunContext
 from mindspore.train.callback._callback import InternalCallbackParam
 
-from course_lib.callbacks import EvalCallback, History, ProgressBar, loss_value
+from course_lib.callbacks import EvalCallback, LossRecorder, ProgressBar, loss_value
 
 OLD_HOOK_NAMES = {"begin", "end", "epoch_begin", "epoch_end", "step_begin", "step_end"}
 STEPS_PER_EPOCH = 3
@@ -47,7 +47,7 @@ def test_only_modern_hooks_so_model_fit_accepts_them():
     with pytest.raises(ValueError, match="may not be supported in later version"):
         Model._check_methods_for_custom_callbacks([OldStyle()], "fit")
     model = make_model()
-    ours = [ProgressBar(file=io.StringIO()), History(),
+    ours = [ProgressBar(file=io.StringIO()), LossRecorder(),
             EvalCallback(model, make_dataset(seed=1), "accuracy", verbose=False)]
     Model._check_methods_for_custom_callbacks(ours, "fit")
     assert not any(OLD_HOOK_NAMES & set(type(cb).__dict__) for cb in ours)
@@ -89,10 +89,10 @@ def test_progress_bar_rejects_bad_arguments():
         ProgressBar(show_eval=1)
 
 
-# ---- History ---------------------------------------------------------------------------------------------
+# ---- LossRecorder -----------------------------------------------------------------------------------------
 
 def test_history_records_step_and_epoch_losses():
-    history = History()
+    history = LossRecorder()
     make_model().train(2, make_dataset(), callbacks=[history])
     assert len(history.step_loss) == 2 * STEPS_PER_EPOCH
     assert all(isinstance(v, float) for v in history.step_loss)
@@ -106,7 +106,7 @@ def test_history_records_step_and_epoch_losses():
 
 
 def test_history_keeps_counting_epochs_across_train_calls_and_resume():
-    history = History()
+    history = LossRecorder()
     model = make_model()
     model.train(1, make_dataset(), callbacks=[history])
     model.train(1, make_dataset(), callbacks=[history])  # cur_epoch_num restarts at 1
@@ -116,7 +116,7 @@ def test_history_keeps_counting_epochs_across_train_calls_and_resume():
 
 
 def test_history_records_model_fit_validation_results():
-    history = History()
+    history = LossRecorder()
     model = make_model()
     model.fit(2, make_dataset(), valid_dataset=make_dataset(seed=1, batches=2), callbacks=[history])
     assert [epoch for epoch, _ in history.metrics["accuracy"]] == [1, 2]
@@ -124,7 +124,7 @@ def test_history_records_model_fit_validation_results():
 
 
 def test_history_record_validates():
-    history = History()
+    history = LossRecorder()
     history.record("accuracy", np.float64(0.75), epoch=3)
     assert history.metrics == {"accuracy": [(3, 0.75)]}
     with pytest.raises(ValueError, match="metric name must be a non-empty str"):
@@ -137,7 +137,7 @@ def test_history_record_validates():
 
 def test_eval_callback_every_and_last_epoch_with_history_and_best_checkpoint(tmp_path, capsys):
     model = make_model()
-    history = History()
+    history = LossRecorder()
     best = tmp_path / "best.ckpt"
     callback = EvalCallback(model, make_dataset(seed=1, batches=2), "accuracy", every=2,
                             best_ckpt_path=best, history=history)
@@ -197,7 +197,7 @@ def test_eval_callback_validates_arguments():
         EvalCallback(nn.Dense(2, 2), data, "accuracy")
     with pytest.raises(ValueError, match="model has no metrics"):
         EvalCallback(make_model(metrics=None), data, "accuracy")
-    with pytest.raises(ValueError, match="history must be a course_lib.callbacks.History"):
+    with pytest.raises(ValueError, match=r"history must have a record\(name, value\) method .*got dict"):
         EvalCallback(model, data, "accuracy", history={})
     with pytest.raises(ValueError, match=r"best_ckpt_path must name a \.ckpt file, got 'best.pt'"):
         EvalCallback(model, data, "accuracy", best_ckpt_path="best.pt")
@@ -213,3 +213,52 @@ def test_eval_callback_keeps_every_metric_of_each_evaluation():
     assert set(callback.results[-1][1]) == {"accuracy", "loss"}
     assert callback.results[-1][1] == {k: pytest.approx(v) for k, v in last.items()}
     assert [r["accuracy"] for _, r in callback.results] == [s for _, s in callback.scores]
+
+
+# ---- dependencies: copy-pasteable without the rest of course_lib, tqdm optional, no shadowed names --------------
+
+def test_callbacks_import_only_mindspore_numpy_stdlib_and_course_lib_checkpoint():
+    import ast
+    import sys
+    from pathlib import Path
+
+    import course_lib.callbacks as module
+    tree = ast.parse(Path(module.__file__).read_text())
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            imported.add(node.module)
+    outside = {name for name in imported if name.split(".")[0] not in sys.stdlib_module_names
+               and name.split(".")[0] not in ("mindspore", "numpy") and name != "course_lib.checkpoint"}
+    assert outside == {"tqdm"}  # imported lazily inside a function, see the next test
+    assert not any(isinstance(node, (ast.Import, ast.ImportFrom)) and "tqdm" in ast.unparse(node)
+                   for node in tree.body)
+
+
+def test_without_tqdm_progress_bar_and_eval_callback_print_plain_lines(monkeypatch, capsys):
+    import sys
+    monkeypatch.setitem(sys.modules, "tqdm", None)  # `import tqdm` now raises ImportError
+    out = io.StringIO()
+    model = make_model()
+    callback = EvalCallback(model, make_dataset(seed=1, batches=2), "accuracy")
+    model.train(2, make_dataset(), callbacks=[ProgressBar(desc="toy", file=out), callback])
+    lines = out.getvalue().splitlines()
+    assert f"toy epoch 1/2: {STEPS_PER_EPOCH}/{STEPS_PER_EPOCH} loss=" in "\n".join(lines)
+    assert any(line.startswith(f"toy epoch 2/2: {STEPS_PER_EPOCH}/{STEPS_PER_EPOCH}") for line in lines)
+    printed = capsys.readouterr().out
+    assert "epoch 1: accuracy = " in printed and "epoch 2: accuracy = " in printed
+
+
+def test_no_class_shadows_a_mindspore_train_name():
+    import mindspore.train
+    import course_lib.callbacks as module
+    ours = {name for name in module.__all__ if isinstance(getattr(module, name), type)}
+    assert ours and not ours & set(dir(mindspore.train))
+
+
+def test_old_history_name_still_resolves_with_a_warning():
+    import course_lib.callbacks as module
+    with pytest.warns(FutureWarning, match="History is now LossRecorder"):
+        assert module.History is LossRecorder

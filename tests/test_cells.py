@@ -178,14 +178,65 @@ def test_network_and_optimizer_types_are_checked():
         TrainOneStepCell(nn.WithLossCell(net, _ce()), net.trainable_params())
 
 
-def test_data_parallel_mode_is_refused():
-    net = TinyConvNet()
-    ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.DATA_PARALLEL)
-    try:
-        with pytest.raises(ValueError, match=r"data_parallel.*Fix: use mindspore.nn.TrainOneStepCell"):
-            TrainOneStepCell(nn.WithLossCell(net, _ce()), nn.SGD(net.trainable_params(), 0.1))
-    finally:
-        ms.reset_auto_parallel_context()
+DP_WORKER = '''
+import course_lib  # noqa: F401
+import sys
+import numpy as np
+import mindspore as ms
+from mindspore import Tensor, nn
+from mindspore.communication import get_group_size, get_rank, init
+from course_lib.cells import TrainOneStepCell
+
+ms.set_context(mode=ms.GRAPH_MODE, device_target="CPU")
+init()
+ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.DATA_PARALLEL, gradients_mean=True)
+rank, size = get_rank(), get_group_size()
+rs = np.random.RandomState(0)
+x = rs.randn(4, 8, 6).astype(np.float32)  # 4 steps, global batch 8
+y = rs.randint(0, 3, (4, 8)).astype(np.int32)
+shard = slice(rank * 8 // size, (rank + 1) * 8 // size)  # each rank trains on its own half of every batch
+for name, cell_class in (("ours", TrainOneStepCell), ("nn", nn.TrainOneStepCell)):
+    ms.set_seed(1)
+    net = nn.Dense(6, 3)
+    loss_fn = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+    step = cell_class(nn.WithLossCell(net, loss_fn), nn.Momentum(net.trainable_params(), 0.1, 0.9), sens=1.0)
+    step.set_train()
+    for i in range(4):
+        step(Tensor(x[i, shard]), Tensor(y[i, shard]))
+    np.savez(f"{sys.argv[1]}/rank{rank}_{name}.npz", weight=net.weight.asnumpy(), bias=net.bias.asnumpy(),
+             reducer=np.array(step.reducer_flag if name == "ours" else True))
+'''
+
+
+def test_data_parallel_under_msrun_ranks_identical_and_equal_to_nn_train_one_step_cell(tmp_path):
+    from course_lib.distributed import launch
+
+    worker = tmp_path / "dp_cells_worker.py"
+    worker.write_text(DP_WORKER)
+    out = tmp_path / "out"
+    out.mkdir()
+    launch(worker, [str(out)], worker_num=2, timeout=240, log_dir=tmp_path / "logs")
+    runs = {(rank, name): np.load(out / f"rank{rank}_{name}.npz") for rank in (0, 1) for name in ("ours", "nn")}
+    assert bool(runs[(0, "ours")]["reducer"]) and bool(runs[(1, "ours")]["reducer"])
+    for key in ("weight", "bias"):
+        reference = runs[(0, "nn")][key]
+        for rank in (0, 1):
+            np.testing.assert_array_equal(runs[(rank, "ours")][key], runs[(rank, "nn")][key])
+            np.testing.assert_array_equal(runs[(rank, "ours")][key], reference)
+    # The gradient mean over two half batches is the full-batch gradient: compare with one process.
+    rs = np.random.RandomState(0)
+    x = rs.randn(4, 8, 6).astype(np.float32)
+    y = rs.randint(0, 3, (4, 8)).astype(np.int32)
+    ms.set_seed(1)
+    net = nn.Dense(6, 3)
+    step = TrainOneStepCell(nn.WithLossCell(net, _ce()), nn.Momentum(net.trainable_params(), 0.1, 0.9))
+    assert step.reducer_flag is False
+    for i in range(4):
+        step(Tensor(x[i]), Tensor(y[i]))
+    initial = runs[(0, "ours")]["weight"]
+    assert np.abs(net.weight.asnumpy()).sum() > 0 and initial.shape == net.weight.shape
+    np.testing.assert_allclose(runs[(0, "ours")]["weight"], net.weight.asnumpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(runs[(0, "ours")]["bias"], net.bias.asnumpy(), rtol=1e-5, atol=1e-6)
 
 
 # ---------------------------------------------------------------------------------------------- NetWithLoss
@@ -233,7 +284,7 @@ def test_two_inputs_two_losses_trains_and_return_terms_matches():
 
 
 def test_one_output_and_one_label_shared_by_two_losses():
-    # Seed 000's Trainer: loss1(logits, label) + loss2(logits, label).
+    # The migration guide's training script (its Trainer): loss1(logits, label) + loss2(logits, label).
     data, label = _batches(1)[0]
     net = TinyConvNet()
     focal_like = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="sum")

@@ -179,7 +179,8 @@ def test_graph_eval_cell_lets_model_eval_score_a_mindir(net, images, tmp_path):
     try:
         graph = load_mindir(tmp_path / "m.mindir")
         graph(Tensor(images))
-        result = Model(graph, eval_network=GraphEvalCell(graph), metrics={"accuracy"}).eval(data, dataset_sink_mode=True)
+        model = Model(graph, eval_network=GraphEvalCell(graph), metrics={"accuracy"})
+        result = model.eval(data, dataset_sink_mode=True)
     finally:
         ms.set_context(mode=mode)
     assert result == {"accuracy": pytest.approx(top1)}

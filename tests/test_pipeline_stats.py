@@ -127,7 +127,8 @@ def test_pipeline_error_message_reads_the_useful_section(capsys):
     assert printed.startswith("RuntimeError: [ERROR] Cannot batch tensors with different shapes")
     assert "Exception thrown from dataset pipeline" not in printed and "C++ Call Stack" not in printed
     fake = RuntimeError("Exception thrown.\n\n----\n- Dataset Pipeline Error Message: \n----\n"
-                        "[ERROR] Invalid file /work/main/outputs/01/x.mindrecord\n\n----\n- C++ Call Stack:\n----\nx.cc")
+                        "[ERROR] Invalid file /work/main/outputs/01/x.mindrecord\n\n----\n"
+                        "- C++ Call Stack:\n----\nx.cc")
     assert pipeline_error_message(fake) == "RuntimeError: [ERROR] Invalid file …/x.mindrecord"
     assert pipeline_error_message(ValueError("plain message\nsecond")) == "ValueError: plain message"
     with pytest.raises(AssertionError, match="expected to raise"):

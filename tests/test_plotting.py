@@ -10,7 +10,7 @@ import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from course_lib import plotting  # noqa: E402
-from course_lib.callbacks import History  # noqa: E402
+from course_lib.callbacks import LossRecorder  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -77,7 +77,7 @@ def test_image_grid_rejects_label_count_mismatch_and_unknown_class():
 # ---- plot_history ----------------------------------------------------------------------------------------
 
 def make_history():
-    history = History()
+    history = LossRecorder()
     history.step_loss = [2.3, 2.0, 1.5, 1.0, 0.8, 0.5]
     history.epochs = [1, 2, 3]
     history.epoch_loss = [2.15, 1.25, 0.65]

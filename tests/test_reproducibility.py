@@ -35,11 +35,11 @@ def losses_in_a_fresh_process(seed):
     result = subprocess.run([sys.executable, "-c", TRAIN_ONE_EPOCH.replace("SEED", str(seed))],
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-2000:]
-    line = next(l for l in result.stdout.splitlines() if l.startswith("LOSSES "))
+    line = next(text for text in result.stdout.splitlines() if text.startswith("LOSSES "))
     return json.loads(line[len("LOSSES "):])
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def first_run(seed):
     return losses_in_a_fresh_process(seed)
 

@@ -7,7 +7,7 @@ import pytest
 from mindspore import nn, ops
 from mindspore.train import Accuracy
 
-from course_lib.callbacks import History
+from course_lib.callbacks import LossRecorder
 from course_lib.checkpoint import load_checkpoint
 from course_lib.trainer import BEST_CHECKPOINT_NAME, MAX_LOSS_SCALE, Trainer, get_grad_reducer
 
@@ -44,7 +44,7 @@ def weights_of(net):
 def test_single_loss_trains_and_records_history():
     trainer = make_trainer()
     history = trainer.train(2)
-    assert history is trainer.history and isinstance(history, History)
+    assert history is trainer.history and isinstance(history, LossRecorder)
     assert trainer.steps_per_epoch == 6 and trainer.global_step == 12 and trainer.skipped_steps == 0
     assert len(history.step_loss) == 12 and history.epochs == [1, 2] and history.steps_per_epoch == 6
     np.testing.assert_allclose(history.epoch_loss, [np.mean(history.step_loss[i:i + 6]) for i in (0, 6)])

@@ -5,7 +5,7 @@ import pytest
 from mindspore import nn
 from mindspore.train import Model
 
-from course_lib.callbacks import EvalCallback, History
+from course_lib.callbacks import EvalCallback, LossRecorder
 from course_lib.data import create_mnist_dataset
 from course_lib.models import lenet5
 from course_lib.schedules import cosine_lr
@@ -32,7 +32,7 @@ def test_lenet_reaches_97_percent_on_the_digits_test_split(graph_mode):
     optimizer = nn.Momentum(net.trainable_params(), cosine_lr(LR_MAX, 0.0, EPOCHS * steps, steps), MOMENTUM)
     model = Model(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean"), optimizer,
                   metrics={"accuracy"})
-    history = History()
+    history = LossRecorder()
     evaluator = EvalCallback(model, test_set, "accuracy", every=EPOCHS, history=history, verbose=False)
 
     model.train(EPOCHS, train_set, callbacks=[history, evaluator], dataset_sink_mode=False)

@@ -30,8 +30,8 @@ def check_eval_indexes(answer):
     except ValueError as error:
         raise Incorrect(f"Model(...) refuses it: {str(error).splitlines()[0]}") from None
     expect(all(0 <= i < 3 for i in answer), "The eval network has three outputs: positions 0, 1 and 2.")
-    roles = (("loss", "loss", "Loss metric"), ("prediction", "logits", "MIoU metric"), ("label", "label", "MIoU metric"))
-    for position, (role, wanted, metric) in enumerate(roles):
+    roles = (("loss", "Loss metric"), ("logits", "MIoU metric"), ("label", "MIoU metric"))
+    for position, (wanted, metric) in enumerate(roles):
         got = REORDERED_OUTPUTS[answer[position]]
         expect(got == wanted, f"eval_indexes[{position}] must point at the {wanted}, but yours points at the {got}: "
                               f"the {metric} would get the wrong output. Order: loss, prediction, label.")

@@ -41,7 +41,8 @@ def check_no_decay(answer):
                                       f"(every BN has gamma and beta, and the classifier has a bias).")
 
 
-@exercise("06.3", "With StaticLossScaler(2**20): the scaled loss of an unscaled loss 0.5, and the factor grads are divided by.")
+@exercise("06.3", "With StaticLossScaler(2**20): the scaled loss of an unscaled loss 0.5, "
+                  "and the factor grads are divided by.")
 def check_scaler(answer):
     expect(isinstance(answer, tuple) and len(answer) == 2, "Answer with a tuple (scaled_loss, divide_grads_by).")
     scaled, factor = answer

@@ -106,7 +106,7 @@ class RandomFlipTranspose:
                              f"{image.shape[-2]}x{image.shape[-1]}. Fix: crop or resize to a square first.")
         if not batched:
             return self._one(image, label)
-        images, labels = zip(*(self._one(i, l) for i, l in zip(image, label)))
+        images, labels = zip(*(self._one(one_image, one_label) for one_image, one_label in zip(image, label)))
         return np.stack(images), np.stack(labels)
 
     def _one(self, image, label):

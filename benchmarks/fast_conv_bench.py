@@ -1,0 +1,177 @@
+"""FastConv2d vs MindSpore's nn.Conv2d vs PyTorch: ResNet-18/50 train steps at 224 px, batch 8, on CPU.
+
+Run: .venv/bin/python benchmarks/fast_conv_bench.py [--repeats N] [--models resnet18,resnet50]
+Prints a table and writes benchmarks/fast_conv_results.json. Per-kernel GFLOP/s come from oneDNN's own
+timings (ONEDNN_VERBOSE=1 in a child process that runs one step of each variant).
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+BATCH, SIZE = 8, 224
+
+
+def mindspore_step(model, fast):
+    import course_lib  # noqa: F401
+    import mindspore as ms
+    import numpy as np
+    from mindspore import nn
+    from course_lib.models import resnet
+    from course_lib.fast_conv import swap_convs
+
+    ms.set_context(mode=ms.GRAPH_MODE)
+    ms.set_seed(0)
+    net = getattr(resnet, model)(num_classes=10)
+    if fast:
+        swap_convs(net)
+    opt = nn.Momentum(net.trainable_params(), learning_rate=0.01, momentum=0.9)
+    loss_fn = nn.CrossEntropyLoss()
+
+    def forward(x, y):
+        return loss_fn(net(x), y)
+
+    grad = ms.value_and_grad(forward, None, opt.parameters)
+
+    @ms.jit
+    def step(x, y):
+        loss, grads = grad(x, y)
+        opt(grads)
+        return loss
+
+    rng = np.random.default_rng(0)
+    x = ms.Tensor(rng.standard_normal((BATCH, 3, SIZE, SIZE)).astype(np.float32))
+    y = ms.Tensor(rng.integers(0, 10, BATCH).astype(np.int32))
+    return lambda: step(x, y).asnumpy()
+
+
+def torch_step(model):
+    # PyTorch runs "as installed": course_lib's AVX2 cap (ONEDNN_MAX_CPU_ISA) applies to it only if the
+    # environment this script was started with already had it (same rule as benchmarks/worker.py).
+    given = os.environ.get("ONEDNN_MAX_CPU_ISA")
+    import course_lib  # noqa: F401
+    from course_lib.migration import build_torch_resnet
+    if given is None:
+        os.environ.pop("ONEDNN_MAX_CPU_ISA", None)
+    import torch
+
+    torch.manual_seed(0)
+    net = build_torch_resnet(int(model.replace("resnet", "")), num_classes=10)
+    opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
+    x, y = torch.randn(BATCH, 3, SIZE, SIZE), torch.randint(0, 10, (BATCH,))
+
+    def step():
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(net(x), y)
+        loss.backward()
+        opt.step()
+        return loss.item()
+
+    return step
+
+
+def make(variant, model):
+    if variant == "pytorch":
+        return torch_step(model)
+    return mindspore_step(model, fast=variant == "fastconv")
+
+
+def time_variant(variant, model, repeats):
+    step = make(variant, model)
+    t0 = time.perf_counter()
+    step()  # compile / warm up
+    first = time.perf_counter() - t0
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - t0)
+    return {"first_s": first, "median_s": sorted(times)[len(times) // 2], "times_s": times}
+
+
+_PROBLEM = re.compile(r"mb(\d+)_ic(\d+)oc(\d+)_ih(\d+)oh(\d+)kh(\d+)\D.*_iw(\d+)ow(\d+)kw(\d+)")
+
+
+def kernel_profile(variant, model):
+    """Run one step in a child with ONEDNN_VERBOSE=1; sum convolution time and FLOPs per (pass, implementation)."""
+    env = dict(os.environ, ONEDNN_VERBOSE="1")
+    out = subprocess.run([sys.executable, __file__, "--child", variant, "--models", model], env=env, cwd=tempfile.gettempdir(),
+                         capture_output=True, text=True, timeout=1800).stdout
+    isa, stats = None, defaultdict(lambda: [0.0, 0.0, 0])
+    seen_first = set()
+    for line in out.splitlines():
+        if ",info,cpu,isa:" in line and isa is None:
+            isa = line.split("isa:", 1)[1].strip()
+        if ",primitive,exec,cpu,convolution," not in line:
+            continue
+        f = line.split(",")
+        impl, prop, problem, ms_time = f[6], f[7], f[-2], float(f[-1])
+        m = _PROBLEM.search(problem)
+        if not m:
+            continue
+        mb, ic, oc, ih, oh, kh, iw, ow, kw = map(int, m.groups())
+        flops = 2.0 * mb * ic * oc * oh * ow * kh * kw
+        key = (prop, impl)
+        if (key, problem) not in seen_first:  # the first run of a shape includes JIT/first-touch costs
+            seen_first.add((key, problem))
+            continue
+        stats[key][0] += ms_time / 1000
+        stats[key][1] += flops
+        stats[key][2] += 1
+    kernels = [{"pass": p, "impl": i, "calls": n, "seconds": s, "gflops": fl / s / 1e9 if s else None}
+               for (p, i), (s, fl, n) in sorted(stats.items())]
+    return isa, kernels
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--models", default="resnet18,resnet50")
+    ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    models = args.models.split(",")
+    if args.child:  # two steps under ONEDNN_VERBOSE (the second one is measured)
+        step = make(args.child, models[0])
+        step()
+        step()
+        return
+    variants = ["mindspore", "fastconv", "pytorch"]
+    results = {"batch": BATCH, "image_size": SIZE, "ONEDNN_MAX_CPU_ISA": os.environ.get("ONEDNN_MAX_CPU_ISA"),
+               "models": {}}
+    for model in models:
+        results["models"][model] = {}
+        for v in variants:
+            # each variant in its own process so MindSpore and PyTorch never share a run's caches/threads
+            code = (f"import sys, json; sys.path.insert(0, {str(HERE)!r}); import fast_conv_bench as b; "
+                    f"print('RESULT', json.dumps(b.time_variant({v!r}, {model!r}, {args.repeats})))")
+            out = subprocess.run([sys.executable, "-c", code], cwd=tempfile.gettempdir(), capture_output=True, text=True, timeout=3600)
+            line = [ln for ln in out.stdout.splitlines() if ln.startswith("RESULT ")]
+            if not line:
+                raise RuntimeError(f"{model}/{v} failed:\n{out.stderr[-3000:]}")
+            r = json.loads(line[0][7:])
+            r["isa"], r["conv_kernels"] = kernel_profile(v, model)
+            results["models"][model][v] = r
+            print(f"{model:9s} {v:10s} step {r['median_s'] * 1000:8.1f} ms  (first {r['first_s']:.1f} s)  "
+                  f"isa: {r['isa']}", flush=True)
+            for k in r["conv_kernels"]:
+                print(f"    {k['pass']:18s} {k['impl']:22s} {k['calls']:4d} calls {k['seconds'] * 1000:8.1f} ms "
+                      f"{k['gflops'] or 0:7.1f} GFLOP/s", flush=True)
+    print("\nmodel      MindSpore  FastConv2d  PyTorch   fast/torch  fast/stock")
+    for model, r in results["models"].items():
+        m, f, t = (r[v]["median_s"] * 1000 for v in variants)
+        r["fast_over_pytorch"] = t / f
+        r["fast_over_stock"] = m / f
+        print(f"{model:9s} {m:9.1f} {f:10.1f} {t:9.1f}   {t / f:9.2f}x {m / f:9.2f}x")
+    (HERE / "fast_conv_results.json").write_text(json.dumps(results, indent=1))
+    print("wrote benchmarks/fast_conv_results.json")
+
+
+if __name__ == "__main__":
+    main()
