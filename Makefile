@@ -12,7 +12,8 @@ NBVAL := --nbval-lax --nbval-current-env --nbval-cell-timeout=900 --nbval-saniti
 # Set PIP_OPTS="--no-index --find-links=wheelhouse" to install from a folder made by `make wheelhouse`.
 PIP_OPTS ?=
 
-.PHONY: install lab test unit check lint notebooks data clean browser-deps student instructor site wheelhouse
+.PHONY: fast-conv fast-conv-bench install lab lab-student test unit check lint notebooks data clean browser-deps student instructor \
+	student-bundle site wheelhouse zh lab-zh
 
 $(STAMP): requirements.txt requirements-torch.txt constraints.txt pyproject.toml
 	@if test -x $(PY); then sh tools/check_python.sh $(PY); \
@@ -23,10 +24,28 @@ $(STAMP): requirements.txt requirements-torch.txt constraints.txt pyproject.toml
 
 install: $(STAMP)
 
+# `make lab`: the full course (notebooks/, solutions included); `make lab-student`: the student edition, rebuilt
+# from notebooks/ first (build/student/: no solutions, no outputs), keeping every notebook the learner changed.
+# LAB_DIR=<folder> opens another folder.
 LAB_DIR ?= notebooks
 LAB_ARGS ?=
 lab: install
 	$(VENV)/bin/jupyter lab --ip=127.0.0.1 --notebook-dir=$(LAB_DIR) $(LAB_ARGS)
+
+lab-student: install
+	$(PY) tools/make_editions.py student --keep-edits
+	$(VENV)/bin/jupyter lab --ip=127.0.0.1 --notebook-dir=build/student $(LAB_ARGS)
+
+# The Chinese edition (中文版, tools/translate.py): `make zh` writes notebooks/zh/ from the English notebooks and the
+# catalogs i18n/zh/*.yaml (code and outputs copied, prose translated); it fails naming every missing or stale
+# translation. `make lab-zh` brings notebooks/zh/ up to date, keeping every notebook the learner ran or edited,
+# then opens it; a kernel started there prints the exercise checks in Chinese.
+zh: install
+	$(PY) tools/translate.py build
+
+lab-zh: install
+	$(PY) tools/translate.py build --keep-edits
+	COURSE_LANG=zh $(VENV)/bin/jupyter lab --ip=127.0.0.1 --notebook-dir=notebooks/zh $(LAB_ARGS)
 
 # Unit tests, then every notebook with nbval; then every notebook again, copied to a temporary folder, which
 # proves that leftovers of the first run don't break a second one and that no lesson depends on its cwd.
@@ -54,10 +73,11 @@ check: install
 	  if [ -z "$$changed" ]; then echo "no notebook changed against $(CHECK_BASE)"; \
 	  else $(PY) -m pytest $(NBVAL) $$changed; fi
 
-# Benchmarks (benchmarks/README.md). `bench`: MindSpore vs PyTorch, graph vs PyNative, oneDNN, pipelines, compile
-# time, inference in one run (< 10 min on 2 cores); `bench-notebooks`: every lesson's run time (about as long as the
-# course, so a run of its own), merged into the same benchmarks/results.json; `bench-quick`: 1-2 min smoke run.
-.PHONY: bench bench-notebooks bench-quick
+# Benchmarks (benchmarks/README.md). `bench`: MindSpore (graph, @ms.jit, PyNative) vs PyTorch (defaults, PASSIVE,
+# AVX2-capped), oneDNN ISA, SGEMM roofline, import time, pipelines, compile time, inference in one run (goal < 10 min
+# on 2 cores; run it on an idle machine); `bench-notebooks`: every lesson's run time (a run of its own), merged into
+# the same benchmarks/results.json; `bench-quick`: smoke run of the same structure (2-4 min).
+.PHONY: bench bench-notebooks bench-quick bench-host-blocking
 bench: install
 	$(PY) benchmarks/run.py
 
@@ -67,27 +87,48 @@ bench-notebooks: install
 bench-quick: install
 	$(PY) benchmarks/run.py --quick --out outputs/bench-quick
 
+# MS_DEV_HOST_BLOCKING_RUN=1 on/off, in graph mode and under @ms.jit, interleaved (about 2-4 min on 2 cores).
+bench-host-blocking: install
+	$(PY) benchmarks/host_blocking.py --out outputs/host_blocking.json
+
+# The opt-in custom convolution of appendix A8 (course_lib.fast_conv): compile its C++ kernels now (else on first
+# use; cached by source hash in outputs/fast_conv/), and measure it against nn.Conv2d and PyTorch.
+fast-conv: install
+	$(PY) -c "from course_lib.fast_conv import build; print(build(verbose=True))"
+
+fast-conv-bench: fast-conv
+	$(PY) benchmarks/fast_conv_bench.py
+
 notebooks: install
 	$(PY) tools/execute_notebook.py $(NOTEBOOKS)
 
 data: install
 	$(PY) -m course_lib.datagen
 
-# Debian's Chromium for the JupyterLab browser test (Playwright drives it; it never downloads a browser).
+# Debian's Chromium for the JupyterLab browser test (Playwright drives it; it never downloads a browser), and
+# Debian's Noto CJK fonts: without a CJK font every Chinese character (zh edition, glossary terms) is an empty box.
 browser-deps:
-	@if command -v chromium >/dev/null; then :; \
-	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	  echo "installing Debian's chromium for tests/test_jupyterlab_browser.py"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
-	else echo "chromium is not installed and cannot be installed here (needs root and apt-get):" \
-	  "the browser test will be skipped"; fi
+	@missing=""; command -v chromium >/dev/null || missing="chromium"; \
+	  fc-list :lang=zh family 2>/dev/null | grep -q . || missing="$$missing fonts-noto-cjk"; \
+	  if [ -z "$$missing" ]; then :; \
+	  elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing Debian's $$missing for tests/test_jupyterlab_browser.py and the Chinese edition"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  else echo "not installed and not installable here (needs root and apt-get): $$missing." \
+	    "Without chromium the browser test is skipped; without a CJK font Chinese text shows as empty boxes" \
+	    "(Debian/Ubuntu: sudo apt-get install fonts-noto-cjk)"; fi
 
-# Editions: the student one has outputs cleared and solution cells removed; the instructor one is complete.
+# Editions (tools/make_editions.py): the student one has solution cells, outputs and nbval markers removed; the
+# instructor one is complete. student-bundle: build/course-student/, the course for learners' laptops (USB stick):
+# no solutions/ and no tests/, notebooks/ = the student edition, plus wheelhouse/ when it exists.
 student: install
 	$(PY) tools/make_editions.py student
 
 instructor: install
 	$(PY) tools/make_editions.py instructor
+
+student-bundle: install
+	$(PY) tools/make_editions.py bundle
 
 # The executed notebooks as a static HTML site with navigation and search: build/site/index.html
 site: install

@@ -102,8 +102,8 @@ _PROBLEM = re.compile(r"mb(\d+)_ic(\d+)oc(\d+)_ih(\d+)oh(\d+)kh(\d+)\D.*_iw(\d+)
 def kernel_profile(variant, model):
     """Run one step in a child with ONEDNN_VERBOSE=1; sum convolution time and FLOPs per (pass, implementation)."""
     env = dict(os.environ, ONEDNN_VERBOSE="1")
-    out = subprocess.run([sys.executable, __file__, "--child", variant, "--models", model], env=env, cwd=tempfile.gettempdir(),
-                         capture_output=True, text=True, timeout=1800).stdout
+    out = subprocess.run([sys.executable, __file__, "--child", variant, "--models", model], env=env,
+                         cwd=tempfile.gettempdir(), capture_output=True, text=True, timeout=1800).stdout
     isa, stats = None, defaultdict(lambda: [0.0, 0.0, 0])
     seen_first = set()
     for line in out.splitlines():
@@ -151,7 +151,8 @@ def main():
             # each variant in its own process so MindSpore and PyTorch never share a run's caches/threads
             code = (f"import sys, json; sys.path.insert(0, {str(HERE)!r}); import fast_conv_bench as b; "
                     f"print('RESULT', json.dumps(b.time_variant({v!r}, {model!r}, {args.repeats})))")
-            out = subprocess.run([sys.executable, "-c", code], cwd=tempfile.gettempdir(), capture_output=True, text=True, timeout=3600)
+            out = subprocess.run([sys.executable, "-c", code], cwd=tempfile.gettempdir(), capture_output=True,
+                                 text=True, timeout=3600)
             line = [ln for ln in out.stdout.splitlines() if ln.startswith("RESULT ")]
             if not line:
                 raise RuntimeError(f"{model}/{v} failed:\n{out.stderr[-3000:]}")

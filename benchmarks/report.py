@@ -1,8 +1,9 @@
 """results.md (tables) and results.png (bar charts) from the results.json dict that run.py assembles."""
 import math
 
-#: Order and display names of the training variants in tables and charts.
-STEP_COLUMNS = (("graph", "MindSpore graph"), ("pynative", "MindSpore PyNative"), ("torch", "PyTorch eager"))
+#: Training variants shown in the step chart.
+STEP_COLUMNS = (("graph", "MindSpore graph"), ("jit", "MindSpore @ms.jit"), ("pynative", "MindSpore PyNative"),
+                ("torch", "PyTorch (defaults)"), ("torch_avx2", "PyTorch, AVX2 cap"))
 
 
 def seconds_text(value):
@@ -21,26 +22,89 @@ def ratio_text(ratio):
     return f"{ratio['ratio']:.2f}× ({ratio['per_round_min']:.2f}–{ratio['per_round_max']:.2f})"
 
 
-def _step_key(record):
-    return {"graph": "graph", "pynative": "pynative", "eager": "torch"}.get(record["mode"])
-
-
 def _table(header, rows):
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
     return "\n".join(lines)
 
 
+#: Participants (run.py PARTICIPANTS) in table order, with short column names.
+PARTICIPANT_NAMES = {
+    "graph": "MindSpore graph", "jit": "MindSpore @ms.jit (course setting)", "pynative": "MindSpore PyNative",
+    "jit_off": "@ms.jit, MS_DEV_HOST_BLOCKING_RUN unset", "jit_on": "@ms.jit, MS_DEV_HOST_BLOCKING_RUN=1",
+    "torch": "PyTorch (defaults)", "torch_passive": "PyTorch, OMP_WAIT_POLICY=PASSIVE",
+    "torch_avx2": "PyTorch, ONEDNN_MAX_CPU_ISA=AVX2",
+}
+
+
+def cpu_kind_of(data):
+    kind = data.get("cpu_kind") or (data.get("environment") or {}).get("cpu_kind")
+    if kind:
+        return kind
+    cpu = (data.get("environment") or {}).get("cpu")
+    return cpu.get("model", "unknown CPU") if cpu else "unknown CPU"
+
+
+def participant_of(record, data):
+    """The participant key of a training record; results of harness 1 (no key) are mapped from framework/mode."""
+    if record.get("participant"):
+        return record["participant"]
+    if record["framework"] == "pytorch":
+        policy = (((data.get("environment") or {}).get("worker_env") or {}).get("torch") or {}).get("OMP_WAIT_POLICY")
+        return "torch_passive" if policy == "PASSIVE" else "torch"
+    return {"graph": "graph", "pynative": "pynative", "jit": "jit_off"}.get(record["mode"], record["mode"])
+
+
+def course_jit_key(data):
+    """Which @ms.jit participant ran with the course's setting of MS_DEV_HOST_BLOCKING_RUN."""
+    setting = (data.get("environment") or {}).get("course_host_blocking", "unset")
+    return "jit_on" if setting == "1" else "jit_off"
+
+
+def groups(data):
+    """{(measurement, model, batch, size): {participant: record}} in the order measured (jit = course setting)."""
+    found = {}
+    for record in data.get("results", []):
+        if record["measurement"] not in ("lenet_training", "train_step"):
+            continue
+        key = (record["measurement"], record["model"], record["batch_size"], record["image_size"])
+        cells = found.setdefault(key, {})
+        cells[participant_of(record, data)] = record
+    jit_key = course_jit_key(data)
+    for cells in found.values():
+        if jit_key in cells:
+            cells["jit"] = cells[jit_key]
+    return found
+
+
+def group_name(key):
+    measurement, model, batch, size = key
+    if measurement == "lenet_training":
+        return f"LeNet-5 training epoch, batch {batch}"
+    return f"{model} step, batch {batch}, {size}×{size}"
+
+
+def speed_ratio(cells, a, b):
+    """Images/s of participant a over b (ratio of medians), or None if either is missing."""
+    if a not in cells or b not in cells:
+        return None
+    return cells[a]["samples_per_second"] / cells[b]["samples_per_second"]
+
+
+def ratio_cell(value):
+    return "not measured" if value is None else f"{value:.2f}×"
+
+
 def environment_text(data):
     env = data.get("environment")
     run = data.get("run", {})
     if not env:
-        return "Measurements 1–5 and 7 have not been run yet (`make bench`)."
+        return "Measurements 1–5 and 7 have not been run yet on this CPU kind (`make bench`)."
     cpu, threads = env["cpu"], env["threads"]
     flags = ", ".join(flag for flag in ("avx2", "avx512f", "avx512_bf16", "amx_tile") if cpu.get(flag)) or "none"
     isa = env["onednn"]["course"]
-    return (f"Measured {run.get('created_utc', '?')} ({'quick smoke run' if run.get('quick') else 'full run'}, "
-            f"{run.get('seconds', 0):.0f} s) on **{cpu['model']}**, {cpu['cores']} cores (SIMD: {flags}); "
+    text = (f"Measured {run.get('created_utc', '?')} ({'quick smoke run' if run.get('quick') else 'full run'}, "
+            f"{run.get('seconds', 0):.0f} s) on **{cpu['model']}**, {cpu['cores']} cores (SIMD flags: {flags}); "
             f"load average (1/5/15 min) {_load(run.get('load_average_before'))} before, "
             f"{_load(run.get('load_average_after'))} after. "
             f"MindSpore {env['mindspore']}, PyTorch {env['torch']}, numpy {env['numpy']}, Python {env['python']}. "
@@ -50,66 +114,68 @@ def environment_text(data):
             f"{threads['minddata_default_workers']}. Environment as started: "
             + (", ".join(f"`{k}={v}`" for k, v in env["env"].items() if v is not None) or "none of "
                + ", ".join(f"`{k}`" for k in env["env"]) + " set")
-            + " (course_lib adds `ONEDNN_MAX_CPU_ISA=AVX2` and `GLOG_v=3` in MindSpore processes when unset"
-            + (f"; the PyTorch process runs with `OMP_WAIT_POLICY={_torch_wait_policy(data)}`"
-               if _torch_wait_policy(data) else "") + ").")
-
-
-def _torch_wait_policy(data):
-    return ((data.get("environment") or {}).get("worker_env", {}).get("torch") or {}).get("OMP_WAIT_POLICY")
+            + ". MindSpore processes import course_lib first, which adds its defaults (`ONEDNN_MAX_CPU_ISA=AVX2`, "
+            f"`GLOG_v`; `MS_DEV_HOST_BLOCKING_RUN`: {env.get('course_host_blocking', 'unset')}).")
+    if data.get("harness_version", 2) < 2:
+        text += (" **Measured by the earlier harness** (before issue #14): PyTorch ran with "
+                 "`OMP_WAIT_POLICY=PASSIVE` only, so there is no PyTorch-defaults column; re-run `make bench`.")
+    probes = env["onednn"]
+    dispatched = [f"{p.get('label', key)}: `{p['isa']}`" for key, p in probes.items()
+                  if key in ("course", "pytorch", "pytorch_avx2")]
+    if dispatched:
+        text += " oneDNN dispatches (from `ONEDNN_VERBOSE`): " + "; ".join(dispatched) + "."
+    peak = env.get("sgemm_peak")
+    if peak:
+        text += (f" SGEMM peak ({peak['size']}×{peak['size']} fp32, {peak['threads']} threads): "
+                 f"**{peak['gflops']:.0f} GFLOP/s**, capped at AVX2 {peak['avx2_gflops']:.0f} GFLOP/s.")
+    imports = env.get("import_seconds")
+    if imports:
+        text += (f" `import course_lib` + `import mindspore` in a fresh process: **{imports['total']:.2f} s** "
+                 f"(median of {imports['n']}).")
+    return text
 
 
 def _load(values):
     return " / ".join(f"{v:.2f}" for v in values) if values else "n/a"
 
 
-def _verdict(target):
-    if not target or "met" not in target:
-        return "not measured"
-    return "met" if target["met"] else "**NOT met**"
+def headline_rows(data):
+    rows = []
+    for key, cells in groups(data).items():
+        if "graph" not in cells:
+            continue
+        if key[0] == "lenet_training":
+            shown = {k: rate_text(r["samples_per_second"]) + " img/s" for k, r in cells.items()}
+        else:
+            shown = {k: seconds_text(r["median"]) for k, r in cells.items()}
+        rows.append((group_name(key), shown.get("graph", "–"), shown.get("jit", "not measured"),
+                     shown.get("torch", "not measured"),
+                     *(ratio_cell(speed_ratio(cells, "graph", other))
+                       for other in ("torch", "torch_passive", "torch_avx2"))))
+    return rows
+
+
+HEADLINE_HEADER = ("measurement (median)", "MindSpore graph", "MindSpore @ms.jit (course setting)",
+                   "PyTorch (defaults)", "graph vs PyTorch defaults", "vs PyTorch PASSIVE", "vs PyTorch AVX2 cap")
 
 
 def headline_section(data):
-    """The short table for README's Performance section: training speed side by side, with the targets."""
-    results = data.get("results", [])
-    if not results:
+    """The short table for README's Performance section: MindSpore vs PyTorch as its users run it."""
+    rows = headline_rows(data)
+    if not rows:
         return ""
-    targets = {t["id"]: t for t in data.get("targets", [])}
-    rows = []
-    lenet = {r["mode"]: r for r in results if r["measurement"] == "lenet_training"}
-    if lenet:
-        target = _verdict(targets.get("lenet_graph_vs_pytorch"))
-        rows.append(("LeNet-5 training, batch 32 (`Model.train`), images/s",
-                     *(rate_text(lenet[mode]["samples_per_second"]) for mode in ("graph", "pynative", "eager")),
-                     f"{lenet['graph']['vs_pytorch']:.2f}×", f"≥ 1.0×: {target}"))
-    steps = [r for r in results if r["measurement"] == "train_step"]
-    for key in dict.fromkeys((r["model"], r["batch_size"], r["image_size"]) for r in steps):
-        cells = {_step_key(r): r for r in steps if (r["model"], r["batch_size"], r["image_size"]) == key}
-        is_target = key[0] == "resnet18" and key[2] == 64
-        target = _verdict(targets.get("resnet18_64_graph_vs_pytorch")) if is_target else ""
-        rows.append((f"{key[0]} step, batch {key[1]}, {key[2]}×{key[2]}",
-                     *(seconds_text(cells[k]["median"]) for k, _ in STEP_COLUMNS),
-                     f"{cells['graph']['vs_pytorch']:.2f}×", f"≥ 1.0×: {target}" if is_target else ""))
-    text = _table(("measurement (median)", "MindSpore graph", "MindSpore PyNative", "PyTorch eager",
-                   "graph vs PyTorch (speed)", "target"), rows)
-    pipe = targets.get("pipeline_vs_training")
-    notebooks = targets.get("course_total_seconds")
-    slowest = targets.get("notebook_max_seconds")
-    extra = []
-    if pipe:
-        extra.append(f"- Data pipeline vs LeNet training (≥ 3×): {pipe['status']}")
-    if notebooks and slowest:
-        extra.append(f"- Whole course (≤ 10 min): {notebooks['status']}; "
-                     f"slowest notebook (≤ 120 s): {slowest['status']}")
-    bench = targets.get("bench_seconds")
-    if bench:
-        extra.append(f"- `make bench` itself (< 10 min): {bench['status']}")
-    return "## Headline\n\n" + text + ("\n\n" + "\n".join(extra) if extra else "")
+    return ("## Headline\n\nSpeed ratios are images/s over images/s: > 1 means MindSpore graph mode is faster. "
+            "The headline PyTorch runs with its defaults; `OMP_WAIT_POLICY=PASSIVE` and `ONEDNN_MAX_CPU_ISA=AVX2` "
+            "are extra PyTorch rows (one setting each).\n\n" + _table(HEADLINE_HEADER, rows))
 
 
 def targets_section(data):
     rows = [(t["target"], t["status"]) for t in data.get("targets", [])]
-    return "## Targets\n\n" + _table(("target", "measured status"), rows)
+    imports = (data.get("environment") or {}).get("import_seconds")
+    if imports:
+        rows.append(("import time of `course_lib` + `mindspore` (reported, no target)", f"{imports['total']:.2f} s"))
+    return ("## Course goals\n\nEach goal with its status, computed from this run's numbers (benchmarks, not "
+            "timed unit tests).\n\n" + _table(("goal", "measured status"), rows))
 
 
 def lenet_section(data):
@@ -125,57 +191,103 @@ def lenet_section(data):
             "MindSpore graph mode and PyNative train with `Model.train(dataset_sink_mode=False)`, lesson 06's Trainer "
             "with `@ms.jit`, PyTorch with a plain loop over the same arrays; identical LeNet, identical initial "
             "weights.\n\n"
-            + _table(("variant", "images/s (median)", "min–max", "time per step", "vs PyTorch"), rows))
+            + _table(("variant", "images/s (median)", "min–max", "time per step", "vs PyTorch (defaults)"), rows))
 
 
 def steps_section(data):
-    records = [r for r in data.get("results", []) if r["measurement"] == "train_step"]
-    if not records:
+    found = [(key, cells) for key, cells in groups(data).items() if key[0] == "train_step"]
+    if not found:
         return ""
-    configs = []
-    for r in records:
-        key = (r["model"], r["batch_size"], r["image_size"])
-        if key not in configs:
-            configs.append(key)
-    summaries = {(s["model"], s["batch_size"], s["image_size"]): s for s in data["summary"]["train_steps"]}
     rows = []
-    for key in configs:
-        cells = {_step_key(r): r for r in records if (r["model"], r["batch_size"], r["image_size"]) == key}
-        summary = summaries[key]
-        rows.append((key[0], key[1], f"{key[2]}×{key[2]}",
-                     *(f"{seconds_text(cells[k]['median'])} ({seconds_text(cells[k]['min'])}–"
-                       f"{seconds_text(cells[k]['max'])})" for k, _ in STEP_COLUMNS),
-                     ratio_text(summary["graph_vs_pytorch"]), ratio_text(summary["graph_vs_pynative"])))
-    return ("## 2. Training step time\n\n`nn.TrainOneStepCell(WithLossCell(net, SoftmaxCrossEntropyWithLogits), "
-            "Momentum)` vs PyTorch `SGD(momentum)` + `CrossEntropyLoss`, one fixed random batch, time per step "
-            "(median, min–max). Ratios are speed (images/s) ratios: > 1 means MindSpore graph mode is faster; the "
-            "range is over the per-round ratios.\n\n"
-            + _table(("model", "batch", "size", *(name for _, name in STEP_COLUMNS), "graph vs PyTorch",
-                      "graph vs PyNative"), rows))
+    for key, cells in found:
+        for name, record in cells.items():
+            if name == "jit":
+                continue
+            rows.append((group_name(key), record["label"],
+                         f"{seconds_text(record['median'])} ({seconds_text(record['min'])}–"
+                         f"{seconds_text(record['max'])})", rate_text(record["samples_per_second"]),
+                         f"{record['vs_pytorch']:.2f}×"))
+    return ("## 2. Training step time\n\nMindSpore: `nn.TrainOneStepCell(WithLossCell(net, "
+            "SoftmaxCrossEntropyWithLogits), Momentum)` (graph, PyNative) or lesson 06's `Trainer.train_step` "
+            "(`ms.value_and_grad` + optimizer under `@ms.jit`); PyTorch: `SGD(momentum)` + `CrossEntropyLoss`. One "
+            "fixed random batch, time per step (median, min–max).\n\n"
+            + _table(("step", "variant", "time per step", "images/s", "vs PyTorch (defaults)"), rows))
+
+
+def roofline_section(data):
+    found = [(key, cells) for key, cells in groups(data).items()
+             if key[0] == "train_step" and key[1].startswith("resnet")]
+    peak = (data.get("environment") or {}).get("sgemm_peak")
+    if not found or not peak or not any("gflops_per_second" in r for _, cells in found for r in cells.values()):
+        return ""
+    flops = {(f["model"], f["image_size"]): f for f in data.get("flops", [])}
+    rows = []
+    for key, cells in found:
+        counted = flops.get((key[1], key[3]))
+        for name in ("graph", "jit", "torch", "torch_avx2"):
+            record = cells.get(name)
+            if not record or "gflops_per_second" not in record:
+                continue
+            rows.append((group_name(key), PARTICIPANT_NAMES[name],
+                         f"{record['training_flops_per_sample'] / 1e9:.2f}" if counted else "?",
+                         f"{record['gflops_per_second']:.0f}", f"{record['percent_of_sgemm_peak']:.0f} %",
+                         f"{record['percent_of_avx2_sgemm_peak']:.0f} %"))
+    return ("## Roofline: achieved GFLOP/s\n\nFLOPs counted from the course's model by "
+            "`course_lib.profiling.count_flops` (every `nn.Conv2d` and `nn.Dense`; a multiply-accumulate = 2 FLOPs; "
+            "batch norm, activations, pooling and the loss not counted). A training step is counted as 3× the "
+            "forward FLOPs (forward, gradient of the activations, gradient of the weights). Achieved GFLOP/s = "
+            "FLOPs per image × images/s. The peak is the best SGEMM (fp32 matrix product) of numpy and PyTorch in "
+            f"this run: {peak['gflops']:.0f} GFLOP/s, or {peak['avx2_gflops']:.0f} GFLOP/s capped at AVX2 (the "
+            "ceiling of MindSpore's AVX2-capped oneDNN).\n\n"
+            + _table(("step", "variant", "GFLOP per image (training)", "GFLOP/s", "% of SGEMM peak",
+                      "% of AVX2 SGEMM peak"), rows))
+
+
+def jit_section(data):
+    rows = []
+    for key, cells in groups(data).items():
+        if "graph" not in cells or not ({"jit_off", "jit_on"} & set(cells)):
+            continue
+        rows.append((group_name(key), seconds_text(cells["graph"]["median"]),
+                     *(seconds_text(cells[k]["median"]) if k in cells else "–" for k in ("jit_off", "jit_on")),
+                     *(ratio_cell(speed_ratio(cells, a, b))
+                       for a, b in (("jit_off", "graph"), ("jit_on", "graph"), ("jit_on", "jit_off")))))
+    if not rows:
+        return ""
+    setting = (data.get("environment") or {}).get("course_host_blocking", "unset")
+    return ("## @ms.jit vs graph mode, and MS_DEV_HOST_BLOCKING_RUN\n\nThe 2.x idiom (lesson 06's Trainer: "
+            "`ms.value_and_grad` and the optimizer under `@ms.jit`, PyNative mode) against global graph mode "
+            "(`Model.train` for the LeNet epoch, `TrainOneStepCell` for the steps), with and without "
+            f"`MS_DEV_HOST_BLOCKING_RUN=1`, each in its own process. The course's setting: `{setting}`. "
+            "Speed ratios: > 1 means the first-named is faster.\n\n"
+            + _table(("measurement", "graph", "@ms.jit, unset", "@ms.jit, =1", "unset vs graph", "=1 vs graph",
+                      "=1 vs unset"), rows))
 
 
 def onednn_section(data):
     records = data.get("onednn") or []
-    if not records:
+    env = (data.get("environment") or {}).get("onednn") or {}
+    if not env:
         return ""
-    env = data["environment"]["onednn"]
-    rows = [(r["step"], seconds_text(r["all_seconds"]), seconds_text(r["course_seconds"]),
-             ratio_text(r["course_vs_all"])) for r in records]
-    probes = [("MindSpore", env["all"]), ("MindSpore", env["course"])]
-    if "pytorch" in env:
-        probes.append(("PyTorch", env["pytorch"]))
-    probe_rows = [(framework, f"`ONEDNN_MAX_CPU_ISA={p['setting']}`", p["isa"], f"{p['runtime']}, {p['threads']}",
-                   ", ".join(p["convolution_kernels"])) for framework, p in probes]
-    course = records[0]["course_setting"]
-    return ("## 3. oneDNN instruction-set cap\n\nThe same graph-mode steps in two processes that differ only in "
-            f"`ONEDNN_MAX_CPU_ISA`: `ALL` (oneDNN's own choice, what an unset variable means) and `{course}` "
-            "(the course default), interleaved. Speed-up > 1 means the course default is faster.\n\n"
-            + _table(("step", "ISA=ALL", f"ISA={course}", f"{course} speed-up"), rows)
-            + "\n\nWhat oneDNN itself reports (`ONEDNN_VERBOSE=1`, conv 5×5/3×3/7×7 forward and backward):\n\n"
-            + _table(("framework", "setting", "ISA dispatched", "threading, threads", "convolution kernels"),
-                     probe_rows)
-            + "\n\n`gemm:jit` is im2col + matrix multiply on the plain NCHW layout; `jit:avx2` is oneDNN's direct "
-              "convolution on a blocked layout (with `reorder` primitives around it).")
+    course = records[0]["course_setting"] if records else "AVX2"
+    text = "## 3. oneDNN instruction-set cap\n\n"
+    if records:
+        rows = [(r["step"], seconds_text(r["all_seconds"]), seconds_text(r["course_seconds"]),
+                 ratio_text(r["course_vs_all"])) for r in records]
+        text += ("The same graph-mode steps in two processes that differ only in `ONEDNN_MAX_CPU_ISA`: `ALL` "
+                 f"(oneDNN's own choice, what an unset variable means) and `{course}` (the course default), "
+                 "interleaved. Speed-up > 1 means the course default is faster.\n\n"
+                 + _table(("step", "ISA=ALL", f"ISA={course}", f"{course} speed-up"), rows) + "\n\n")
+    probe_rows = [(p.get("label", key), f"`{p['setting']}`", p["isa"], f"{p['runtime']}, {p['threads']}",
+                   ", ".join(p["convolution_kernels"])) for key, p in env.items()]
+    return (text + "What oneDNN itself reports (`ONEDNN_VERBOSE=1`, conv 5×5/3×3/7×7 forward and backward, one "
+            "short process per row; 'after import' rows set the variable in `os.environ` after importing the "
+            "framework, before the first convolution):\n\n"
+            + _table(("framework and setting", "`ONEDNN_MAX_CPU_ISA`", "ISA dispatched", "threading, threads",
+                      "convolution kernels"), probe_rows)
+            + "\n\n`gemm:jit` is im2col + matrix multiply on the plain NCHW layout; `jit:avx2`, `brg*` and "
+              "`jit:avx512*` are oneDNN's direct convolutions on blocked layouts (with `reorder` primitives around "
+              "them); `ref` is the reference (slow) path.")
 
 
 def pipeline_section(data):
@@ -217,21 +329,6 @@ def compile_section(data):
             + _table(("task", "variant", "first", "steady", "first / steady"), rows))
 
 
-def notebooks_section(data):
-    notebooks = data.get("notebooks") or {}
-    records = notebooks.get("records")
-    if not records:
-        return ("## 6. Whole course\n\nNot measured in this run: `make bench-notebooks` (`benchmarks/run.py "
-                "--notebooks`) times every lesson and merges the result here.")
-    rows = [(r["notebook"], f"{r['seconds']:.1f}", r["status"]) for r in records]
-    rows.append(("**total**", f"**{notebooks['total_seconds']:.0f}**", "all ok" if notebooks["all_ok"] else "FAILURES"))
-    return ("## 6. Whole course\n\nEach notebook executed once, headless, as nbval runs it (nbclient, a fresh "
-            "`python3` kernel per notebook, kernel start-up included), in course order from a scratch copy with a "
-            f"fresh output folder. Measured {notebooks['measured_utc']} (`make bench-notebooks`); load average "
-            f"{_load(notebooks['load_average_before'])} before, {_load(notebooks['load_average_after'])} after.\n\n"
-            + _table(("notebook", "seconds", "status"), rows))
-
-
 def inference_section(data):
     records = data.get("inference") or []
     if not records:
@@ -246,130 +343,188 @@ def inference_section(data):
             "`GraphCell`.\n\n" + _table(("batch", *labels), rows))
 
 
+def notebooks_section(data):
+    notebooks = data.get("notebooks") or {}
+    records = notebooks.get("records")
+    if not records:
+        return ("## 6. Whole course\n\nNot measured on this CPU kind: `make bench-notebooks` (`benchmarks/run.py "
+                "--notebooks`) times every lesson and merges the result here.")
+    rows = [(r["notebook"], f"{r['seconds']:.1f}", r["status"]) for r in records]
+    rows.append(("**total**", f"**{notebooks['total_seconds']:.0f}**", "all ok" if notebooks["all_ok"] else "FAILURES"))
+    return ("## 6. Whole course\n\nEach notebook executed once, headless, as nbval runs it (nbclient, a fresh "
+            "`python3` kernel per notebook, kernel start-up included), in course order from a scratch copy with a "
+            f"fresh output folder. Measured {notebooks['measured_utc']} (`make bench-notebooks`); load average "
+            f"{_load(notebooks['load_average_before'])} before, {_load(notebooks['load_average_after'])} after. "
+            "Goals: each lesson ≤ 60 s, the course ≤ 5 min (status under Course goals).\n\n"
+            + _table(("notebook", "seconds", "status"), rows))
+
+
 def method_section(data):
     run = data.get("run", {})
     return ("## How these numbers were obtained\n\n"
             "- `benchmarks/run.py` starts one process per participant (MindSpore graph mode with the course's "
-            "environment, MindSpore graph mode with `ONEDNN_MAX_CPU_ISA=ALL`, MindSpore PyNative, PyTorch eager), "
-            "builds the same task in each, then times one repeat per participant in turn, rotating the order each "
-            "round, so that load from other programs hits all participants alike.\n"
+            "environment and with `ONEDNN_MAX_CPU_ISA=ALL`; PyNative; `@ms.jit` with and without "
+            "`MS_DEV_HOST_BLOCKING_RUN=1`; PyTorch with its defaults, with `OMP_WAIT_POLICY=PASSIVE`, and with "
+            "`ONEDNN_MAX_CPU_ISA=AVX2`), builds the same task in each, then times one repeat per participant in "
+            "turn, rotating the order each round, so that load from other programs hits all participants alike.\n"
             f"- Warm-up excluded (the first call and one more), median of {run.get('repeats', 5)} repeats, min–max "
             f"shown; a repeat groups steps until it lasts about {run.get('seconds_per_repeat_target', 0.25):g} s "
             "(one LeNet repeat is one pass over the pre-read batches).\n"
+            "- Before any worker starts, one process at a time: `import course_lib, mindspore` (import time) and "
+            "the SGEMM peak (numpy/OpenBLAS and torch/MKL, uncapped and capped at AVX2).\n"
             "- Data loading is excluded from training throughput: the digits are read once through the course "
             "pipeline and saved; MindSpore gets them through a minimal `NumpySlicesDataset` (whole batches, no "
-            "transforms; `Model.train` needs a dataset), PyTorch iterates the same arrays as tensors.\n"
+            "transforms), PyTorch iterates the same arrays as tensors.\n"
             "- MindSpore kernel threads (`mindspore.device_context.cpu.op_tuning.threads_num`) and "
             "`torch.set_num_threads` are set to the same number.\n"
-            "- Notebook times (section 6) come from `make bench-notebooks` (`run.py --notebooks`), a run of its "
-            "own: executing every lesson takes minutes by itself (the course's target is ≤ 10 min), too much to share "
-            "`make bench`'s 10 minutes, and it must not run next to the micro-benchmarks. It merges into the "
-            "same results.json; `make bench` keeps the last notebook timings it finds there.\n"
-            "- The machine may be shared: the load average before and after each run is recorded. Load from other "
-            "programs slows every participant (interleaving spreads it evenly), widens the min–max ranges and hurts "
-            "2-thread kernels most, as each parallel region waits for a thread that lost its core; compare ratios "
+            "- Notebook times (section 6) come from `make bench-notebooks`, a run of its own, merged into the same "
+            "results.json when the CPU kind is the same.\n"
+            "- Results are tagged with the CPU kind (model name and widest SIMD). A run on another kind keeps the "
+            "previous kind's results in `other_cpu_kinds`; they are shown in their own sections, never in a table "
+            "with this kind's numbers.\n"
+            "- The machine may be shared: the load average before and after each run is recorded; compare ratios "
             "measured in the same run, not absolute numbers across runs.\n")
 
 
+def _kernels(probe):
+    """The distinct convolution implementations a probe saw, e.g. ``"x64:gemm:jit"`` (passes dropped)."""
+    names = dict.fromkeys(kernel.split(" ")[0] for kernel in (probe or {}).get("convolution_kernels", []))
+    return ", ".join(names)
+
+
 def findings_section(data):
-    """What the numbers say, generated from them: who wins where, and why (what is ours, what is MindSpore's)."""
-    summary, env = data.get("summary"), data.get("environment")
-    results = data.get("results", [])
-    if not summary or not env or not results:
+    """What the numbers say, generated from them: who wins where, and why. Nothing here is typed in."""
+    env = data.get("environment")
+    found = groups(data)
+    if not env or not found:
         return ""
     items = []
-    lenet = {r["mode"]: r for r in results if r["measurement"] == "lenet_training"}
-    graph_vs_torch = summary["lenet_graph_vs_pytorch"]["ratio"]
-    items.append(
-        f"- **LeNet-5**: graph mode trains {graph_vs_torch:.2f}× as fast as PyTorch eager "
-        f"({'target met' if graph_vs_torch >= 1 else 'target NOT met'}) and "
-        f"{summary['lenet_graph_vs_pynative']['ratio']:.1f}× as fast as PyNative; lesson 06's Trainer with "
-        f"`@ms.jit` reaches {summary['lenet_trainer_jit_vs_pytorch']['ratio']:.2f}× PyTorch. A LeNet step is "
-        f"{seconds_text(lenet['graph']['median'])} in graph mode: its kernels are tiny, so per-op dispatch decides, "
-        "and graph mode runs the whole step as one compiled graph while PyNative and PyTorch eager go through "
-        "Python for every op.")
-    steps = summary.get("train_steps", [])
-    wins = [s for s in steps if s["graph_vs_pytorch"]["ratio"] >= 1]
-    losses = [s for s in steps if s["graph_vs_pytorch"]["ratio"] < 1]
-
-    def config(s):
-        ratio = s["graph_vs_pytorch"]
-        noise = ", within noise" if ratio["per_round_min"] < 1 < ratio["per_round_max"] else ""
-        return (f"{s['model']} b{s['batch_size']} {s['image_size']}px ({ratio['ratio']:.2f}×; per round "
-                f"{ratio['per_round_min']:.2f}–{ratio['per_round_max']:.2f}{noise})")
-
+    vs_torch = [(key, speed_ratio(cells, "graph", "torch")) for key, cells in found.items()]
+    vs_torch = [(key, ratio) for key, ratio in vs_torch if ratio is not None]
+    wins = [f"{group_name(key)} ({ratio:.2f}×)" for key, ratio in vs_torch if ratio >= 1]
+    losses = [f"{group_name(key)} ({ratio:.2f}×)" for key, ratio in vs_torch if ratio < 1]
     if wins:
-        items.append("- **Training steps where MindSpore graph mode is at least as fast as PyTorch**: "
-                     + ", ".join(config(s) for s in wins) + ".")
+        items.append("- **MindSpore graph mode at least as fast as PyTorch (defaults)**: " + ", ".join(wins) + ".")
     probes = env.get("onednn", {})
-    ms_kernels = " ".join(probes.get("course", {}).get("convolution_kernels", []))
-    torch_kernels = " ".join(probes.get("pytorch", {}).get("convolution_kernels", []))
-    kernels_differ = "gemm" in ms_kernels and "gemm" not in torch_kernels
     if losses:
-        text = ("- **Where PyTorch is faster**: " + ", ".join(config(s) for s in losses) + ".")
-        if kernels_differ:
-            text += (" This is MindSpore's, not the course's: its CPU `Conv2D` kernels give oneDNN plain NCHW "
-                     "(`abcd`) tensors, which leaves oneDNN only im2col + matrix multiply (`gemm:jit`), while "
-                     "PyTorch lets oneDNN choose a blocked layout (`aBcd8b`) and its direct AVX2 convolution "
-                     "(`jit:avx2`; see the `ONEDNN_VERBOSE` table in section 3). The larger the convolutions "
-                     "(224 px, ResNet-50's wide layers), the more that costs; no MindSpore 2.10 setting changes it.")
+        text = "- **Where PyTorch (defaults) is faster**: " + ", ".join(losses) + "."
+        ms_kernels, torch_kernels = _kernels(probes.get("course")), _kernels(probes.get("pytorch"))
+        if "gemm" in ms_kernels and "gemm" not in torch_kernels:
+            text += (f" MindSpore's CPU `Conv2D` hands oneDNN plain NCHW tensors, so oneDNN can only do im2col + "
+                     f"matrix multiply (here: `{ms_kernels}`); PyTorch lets oneDNN pick blocked layouts and direct "
+                     f"convolution kernels (here: `{torch_kernels}`). The bigger the convolutions, the more that "
+                     "costs; no MindSpore 2.10 setting changes it.")
         items.append(text)
-    pynative = [s for s in steps if s["pynative_vs_pytorch"]["ratio"] < 1]
-    if pynative:
-        items.append("- **PyNative vs PyTorch eager** (both op by op): PyNative is slower in "
-                     f"{len(pynative)} of {len(steps)} step configurations ("
-                     + ", ".join(f"{s['model']} {s['image_size']}px {s['pynative_vs_pytorch']['ratio']:.2f}×"
-                                 for s in pynative)
-                     + "): its per-op dispatch costs more than PyTorch's, on top of the convolution kernels above. "
-                     "Graph mode is the way to speed on a CPU.")
+    roof = [(participant, r["percent_of_sgemm_peak"]) for key, cells in found.items() if key[1].startswith("resnet")
+            for participant, r in cells.items() if "percent_of_sgemm_peak" in r and participant in ("graph", "torch")]
+    if roof:
+        spans = []
+        for participant in ("graph", "torch"):
+            values = [v for p, v in roof if p == participant]
+            if values:
+                span = (f"{min(values):.0f} %" if round(min(values)) == round(max(values))
+                        else f"{min(values):.0f}–{max(values):.0f} %")
+                spans.append(f"{PARTICIPANT_NAMES[participant]} {span}")
+        items.append("- **Roofline**: share of this machine's SGEMM peak on the ResNet steps: " + "; ".join(spans)
+                     + ".")
+    course, unset = probes.get("course", {}), probes.get("all", {})
+    onednn = data.get("onednn") or []
+    if course and unset:
+        span = ""
+        if onednn:
+            ratios = [r["course_vs_all"]["ratio"] for r in onednn]
+            span = f" (course setting vs ALL: {min(ratios):.2f}–{max(ratios):.2f}×)"
+        if course.get("isa") == unset.get("isa"):
+            items.append(f"- **MindSpore's ISA cap**: oneDNN dispatches `{course['isa']}` with and without "
+                         f"`ONEDNN_MAX_CPU_ISA={course['setting']}`, so the cap does nothing on this CPU{span}.")
+        else:
+            slow = " `ref`" if "ref" in _kernels(unset) and "ref" not in _kernels(course) else ""
+            items.append(f"- **MindSpore's ISA cap**: with the cap oneDNN dispatches `{course['isa']}` instead of "
+                         f"`{unset['isa']}`{span}."
+                         + (f" Without it, MindSpore's convolutions take oneDNN's reference path ({slow.strip()})."
+                            if slow else ""))
+    late = probes.get("mindspore_late") or probes.get("pytorch_late")
+    if late and unset:
+        if late.get("isa") == unset.get("isa"):
+            items.append("- **When oneDNN reads the cap**: cannot be told apart on this CPU (AVX2 is the widest "
+                         "ISA either way).")
+        elif late.get("isa") == course.get("isa"):
+            items.append("- **When oneDNN reads the cap**: at its first kernel, not at import: setting "
+                         "`ONEDNN_MAX_CPU_ISA=AVX2` after `import mindspore` (or `import torch`) still gives "
+                         f"`{late['isa']}`.")
+        else:
+            items.append(f"- **When oneDNN reads the cap**: set after import it gave `{late['isa']}` (not the "
+                         "cap): it is read at import in this build.")
+    torch_cap = [(key, speed_ratio(cells, "torch_avx2", "torch")) for key, cells in found.items()]
+    torch_cap = [f"{group_name(key)} {ratio:.2f}×" for key, ratio in torch_cap if ratio is not None]
+    if torch_cap and probes.get("pytorch") and probes.get("pytorch_avx2"):
+        same = probes["pytorch"]["isa"] == probes["pytorch_avx2"]["isa"]
+        items.append(f"- **PyTorch capped at AVX2** (`{probes['pytorch_avx2']['isa']}` instead of "
+                     f"`{probes['pytorch']['isa']}`{', the same ISA' if same else ''}), speed vs its defaults: "
+                     + ", ".join(torch_cap) + ".")
+    passive = [(key, speed_ratio(cells, "torch_passive", "torch")) for key, cells in found.items()]
+    passive = [f"{group_name(key)} {ratio:.2f}×" for key, ratio in passive if ratio is not None]
+    if passive:
+        items.append("- **PyTorch with `OMP_WAIT_POLICY=PASSIVE`** (sleeping OpenMP threads; the old harness's "
+                     "setting), speed vs its defaults: " + ", ".join(passive) + ".")
+    jit = [(key, speed_ratio(cells, "jit_off", "graph"), speed_ratio(cells, "jit_on", "graph"))
+           for key, cells in found.items()]
+    jit = [(key, off, on) for key, off, on in jit if off is not None and on is not None]
+    if jit:
+        items.append("- **`@ms.jit` vs graph mode** (speed, unset → with `MS_DEV_HOST_BLOCKING_RUN=1`): "
+                     + ", ".join(f"{group_name(key)} {off:.2f}× → {on:.2f}×" for key, off, on in jit) + ".")
     threads = env["threads"]
     items.append(
         f"- **Ruled out on our side**: thread counts are equal (MindSpore kernels {threads['mindspore_op_threads']}, "
         f"oneDNN nthr={threads['mindspore_onednn_threads']}; PyTorch {threads['torch_num_threads']}); training "
-        "reads pre-loaded batches, so no pipeline stalls are timed (section 4 shows the pipeline is far faster "
-        "anyway); both sides wait for the step's result (`asnumpy()` / `loss.item()`) before the clock stops; "
-        "identical architectures, initialisation and optimiser.")
-    course, unset = probes.get("course", {}), probes.get("all", {})
-    onednn = data.get("onednn") or []
-    if course and unset and onednn:
-        ratios = [r["course_vs_all"]["ratio"] for r in onednn]
-        span = f"{min(ratios):.2f}–{max(ratios):.2f}×"
-        if course.get("isa") == unset.get("isa"):
-            items.append(f"- **oneDNN cap**: on this CPU oneDNN dispatches `{course['isa']}` with the cap and "
-                         f"without it, so `ONEDNN_MAX_CPU_ISA={course['setting']}` changes nothing here "
-                         f"(speed-ups {span} are noise); it matters on CPUs with AVX-512/AMX, where it is the "
-                         "course's guard against the slow paths of the foundation issue.")
-        else:
-            items.append(f"- **oneDNN cap**: with the cap oneDNN dispatches `{course['isa']}` instead of "
-                         f"`{unset['isa']}`; speed-up of the course setting: {span}.")
-    run = data.get("run", {})
-    before = run.get("load_average_before") or []
+        "reads pre-loaded batches; both sides wait for the step's result (`asnumpy()` / `loss.item()`) before the "
+        "clock stops; identical architectures, initialisation and optimiser.")
+    before = data.get("run", {}).get("load_average_before") or []
     cores = env["cpu"]["cores"]
-    policy = _torch_wait_policy(data)
-    if before and before[0] >= 0.5 * cores:  # measured before the run started: other programs only
-        text = (f"- **The machine was busy**: 1-min load average {before[0]:.2f} on {cores} cores before the run "
-                "started. Interleaving spreads that load over all participants, but it widens the min–max ranges, "
-                "and a neighbour holding a core hurts OpenMP's spinning threads most (benchmarks/README.md: a "
-                "PyTorch ResNet-18 step 5–13× slower). ")
-        if policy == "PASSIVE":
-            text += ("PyTorch ran with `OMP_WAIT_POLICY=PASSIVE`, which removes most of that penalty; on an idle "
-                     "machine the default (spinning) policy can be slightly faster for PyTorch's small ops, so re-run "
-                     "`make bench` on an idle machine for the cleanest verdict.")
-        else:
-            text += (f"PyTorch ran with `OMP_WAIT_POLICY={policy or 'unset (spinning)'}`, so the ratios vs PyTorch "
-                     "are biased in MindSpore's favour; re-run on an idle machine, or leave `OMP_WAIT_POLICY` unset "
-                     "(run.py "
-                     "then gives PyTorch `PASSIVE`).")
-        items.append(text)
+    if before and before[0] >= 0.5 * cores:
+        items.append(f"- **The machine was busy**: 1-min load average {before[0]:.2f} on {cores} cores before the "
+                     "run started. Interleaving spreads that load over all participants, but a neighbour holding a "
+                     "core hurts PyTorch's spinning OpenMP threads most (see the PASSIVE row): re-run `make bench` "
+                     "on an idle machine before quoting these numbers.")
     return "## What the numbers say\n\n" + "\n".join(items)
 
 
+def other_kinds_section(data):
+    """Each earlier run on another CPU kind: its own heading, its own headline table."""
+    parts = []
+    for kind, other in (data.get("other_cpu_kinds") or {}).items():
+        run = other.get("run") or {}
+        rows = headline_rows(other)
+        text = f"## Earlier results on another CPU kind: {kind}\n\n"
+        if other.get("harness_version", 2) < 2:
+            text += ("Measured by the earlier harness (before issue #14): PyTorch ran with "
+                     "`OMP_WAIT_POLICY=PASSIVE` only, so there is no PyTorch-defaults column. ")
+        text += f"Measured {run.get('created_utc', '?')}; load average before {_load(run.get('load_average_before'))}."
+        if rows:
+            text += "\n\n" + _table(HEADLINE_HEADER, rows)
+        notebooks = other.get("notebooks") or {}
+        if notebooks.get("records"):
+            slowest = max(notebooks["records"], key=lambda r: r["seconds"])
+            text += (f"\n\nWhole course: {notebooks['total_seconds']:.0f} s; slowest lesson {slowest['notebook']} "
+                     f"{slowest['seconds']:.0f} s (measured {notebooks.get('measured_utc', '?')}).")
+        parts.append(text)
+    return "\n\n".join(parts)
+
+
+def _tag_headings(text, kind):
+    return "\n".join(f"{line} — {kind}" if line.startswith("## ") else line for line in text.split("\n"))
+
+
 def markdown(data) -> str:
-    parts = ["# Benchmark results", environment_text(data), headline_section(data), targets_section(data),
-             findings_section(data), lenet_section(data),
-             steps_section(data), onednn_section(data), pipeline_section(data), compile_section(data),
-             notebooks_section(data), inference_section(data), method_section(data)]
-    return "\n\n".join(part for part in parts if part).rstrip() + "\n"
+    kind = cpu_kind_of(data)
+    parts = [environment_text(data), headline_section(data), targets_section(data), findings_section(data),
+             lenet_section(data), steps_section(data), roofline_section(data), jit_section(data),
+             onednn_section(data), pipeline_section(data), compile_section(data), notebooks_section(data),
+             inference_section(data), method_section(data)]
+    body = [_tag_headings(part, kind) for part in parts if part]
+    others = other_kinds_section(data)
+    return "\n\n".join([f"# Benchmark results — {kind}", *body, *([others] if others else [])]).rstrip() + "\n"
+
 
 
 # ------------------------------------------------------------------------------------------------ figure
@@ -405,9 +560,13 @@ def figure(data, path):
 
     lenet = [r for r in results if r["measurement"] == "lenet_training"]
     if lenet:
-        names = [r["label"].replace("MindSpore ", "MS ").replace(", ", "\n").replace(" (", "\n(") for r in lenet]
+        short = {"graph": "MS graph", "pynative": "MS PyNative", "jit_off": "MS @ms.jit",
+                 "jit_on": "MS @ms.jit\nblocking=1", "torch": "PyTorch\ndefaults", "torch_passive": "PyTorch\nPASSIVE",
+                 "torch_avx2": "PyTorch\nAVX2 cap"}
+        names = [short.get(r.get("participant"))
+                 or r["label"].replace("MindSpore ", "MS ").replace(", ", "\n").replace(" (", "\n(") for r in lenet]
         bars = ax_lenet.bar(names, [r["samples_per_second"] for r in lenet],
-                            color=["tab:blue", "tab:orange", "tab:purple", "tab:green"][:len(lenet)])
+                            color=[f"C{i % 10}" for i in range(len(lenet))])
         ax_lenet.errorbar(names, [r["samples_per_second"] for r in lenet],
                           yerr=[[r["samples_per_second"] - r["samples_per_second_min"] for r in lenet],
                                 [r["samples_per_second_max"] - r["samples_per_second"] for r in lenet]],
@@ -418,47 +577,48 @@ def figure(data, path):
         ax_lenet.set_ylabel("images / s", fontsize=8)
         ax_lenet.tick_params(axis="x", labelsize=7)
         ax_lenet.grid(axis="y", alpha=0.3)
+    step_groups = [(key, cells) for key, cells in groups(data).items() if key[0] == "train_step"]
     steps = [r for r in results if r["measurement"] == "train_step"]
-    if steps:
-        groups = list(dict.fromkeys(f"{r['model']}\nb{r['batch_size']} {r['image_size']}px" for r in steps))
-        values = {(f"{r['model']}\nb{r['batch_size']} {r['image_size']}px", dict(STEP_COLUMNS)[_step_key(r)]):
-                  r["samples_per_second"] for r in steps}
-        _bars(ax_steps, groups, [name for _, name in STEP_COLUMNS], values, "2. Training step speed",
+    if step_groups:
+        names = [f"{key[1]}\nb{key[2]} {key[3]}px" for key, _ in step_groups]
+        values = {(name, label): cells[k]["samples_per_second"]
+                  for name, (_, cells) in zip(names, step_groups) for k, label in STEP_COLUMNS if k in cells}
+        _bars(ax_steps, names, [label for _, label in STEP_COLUMNS], values, "2. Training step speed",
               "images / s (log)", log=True)
     onednn = data.get("onednn") or []
     if onednn:
         course = onednn[0]["course_setting"]
-        groups = [r["step"].replace(" step, ", "\n").replace(" Model.train epoch ", "\n") for r in onednn]
+        names = [r["step"].replace(" step, ", "\n").replace(" Model.train epoch ", "\n") for r in onednn]
         values = {}
-        for group, r in zip(groups, onednn):
+        for group, r in zip(names, onednn):
             values[(group, "ISA=ALL")] = r["all_images_per_second"]
             values[(group, f"ISA={course}")] = r["course_images_per_second"]
-        _bars(ax_onednn, groups, ["ISA=ALL", f"ISA={course}"], values, "3. oneDNN ISA cap (graph mode)",
+        _bars(ax_onednn, names, ["ISA=ALL", f"ISA={course}"], values, "3. oneDNN ISA cap (graph mode)",
               "images / s (log)", log=True)
     pipes = data.get("pipeline") or []
     if pipes:
-        groups = list(dict.fromkeys(r["pipeline"] for r in pipes))
+        names = list(dict.fromkeys(r["pipeline"] for r in pipes))
         values = {(r["pipeline"], r["label"]): r["samples_per_second"] for r in pipes}
-        _bars(ax_pipe, groups, list(dict.fromkeys(r["label"] for r in pipes)), values,
+        _bars(ax_pipe, names, list(dict.fromkeys(r["label"] for r in pipes)), values,
               "4. Data pipeline throughput", "images / s (log)", log=True)
         need = 3 * data["summary"]["pipeline_vs_lenet_training"]["training_images_per_second"]
         ax_pipe.axhline(need, color="red", linestyle="--", linewidth=1)
         ax_pipe.text(-0.45, need, " 3× LeNet training", color="red", fontsize=6, va="bottom")
     infer = data.get("inference") or []
     if infer:
-        groups = [f"batch {b}" for b in dict.fromkeys(r["batch_size"] for r in infer)]
+        names = [f"batch {b}" for b in dict.fromkeys(r["batch_size"] for r in infer)]
         values = {(f"batch {r['batch_size']}", r["label"]): r["samples_per_second"] for r in infer}
-        _bars(ax_infer, groups, list(dict.fromkeys(r["label"] for r in infer)), values, "7. LeNet-5 inference",
+        _bars(ax_infer, names, list(dict.fromkeys(r["label"] for r in infer)), values, "7. LeNet-5 inference",
               "images / s (log)", log=True)
     notebooks = (data.get("notebooks") or {}).get("records")
     if notebooks:
         names = [r["notebook"].replace(".ipynb", "") for r in notebooks]
         seconds = [r["seconds"] for r in notebooks]
-        colors = ["tab:blue" if r["status"] == "ok" and r["seconds"] <= 120 else "tab:red" for r in notebooks]
+        colors = ["tab:blue" if r["status"] == "ok" and r["seconds"] <= 60 else "tab:red" for r in notebooks]
         ax_nb.barh(names[::-1], seconds[::-1], color=colors[::-1])
-        ax_nb.axvline(120, color="red", linestyle="--", linewidth=1)
+        ax_nb.axvline(60, color="red", linestyle="--", linewidth=1)
         ax_nb.set_title(f"6. Notebooks (total {data['notebooks']['total_seconds']:.0f} s)", fontsize=9)
-        ax_nb.set_xlabel("seconds (target ≤ 120 each)", fontsize=8)
+        ax_nb.set_xlabel("seconds (goal ≤ 60 each)", fontsize=8)
         ax_nb.tick_params(axis="y", labelsize=7)
     for ax, present, text in ((ax_lenet, lenet, "LeNet"), (ax_steps, steps, "steps"), (ax_onednn, onednn, "oneDNN"),
                               (ax_pipe, pipes, "pipelines"), (ax_infer, infer, "inference"),
@@ -467,9 +627,9 @@ def figure(data, path):
             ax.text(0.5, 0.5, f"{text}: not measured", ha="center", va="center", transform=ax.transAxes)
             ax.set_axis_off()
     env = data.get("environment")
-    title = "MindSpore vs PyTorch on CPU"
+    title = f"MindSpore vs PyTorch on CPU — {cpu_kind_of(data)}"
     if env:
-        title += f" — {env['cpu']['model']}, {env['cpu']['cores']} cores, MindSpore {env['mindspore']}, " \
+        title += f", {env['cpu']['cores']} cores, MindSpore {env['mindspore']}, " \
                  f"PyTorch {env['torch']}" + (" (quick run)" if data["run"].get("quick") else "")
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()

@@ -1,13 +1,18 @@
 """`make bench`: how fast the course trains on this CPU, measured side by side in one run.
 
-MindSpore graph mode vs PyNative vs PyTorch eager (LeNet-5 throughput, ResNet step times), the oneDNN ISA cap,
-MindData pipeline throughput, compile time and inference; writes results.json, results.md and results.png.
+MindSpore graph mode vs PyNative vs `@ms.jit` vs PyTorch eager as its users run it (LeNet-5 throughput, ResNet
+step times, with PyTorch's OMP_WAIT_POLICY=PASSIVE and AVX2-capped variants as extra rows), the oneDNN ISA cap,
+the machine's SGEMM peak and each step's share of it (roofline), import time, MindData pipeline throughput,
+compile time and inference; writes results.json, results.md and results.png, tagged with the CPU kind.
 
-    python benchmarks/run.py                 # `make bench`: measurements 1-5 and 7 (5-8 min on 2 cores)
+    python benchmarks/run.py                 # `make bench`: measurements 0-5 and 7 (goal < 10 min on 2 cores)
     python benchmarks/run.py --notebooks     # `make bench-notebooks`: measurement 6, merged into results.json
-    python benchmarks/run.py --all           # both, one after the other (about 15 min)
-    python benchmarks/run.py --quick         # `make bench-quick`: 1-2 min smoke run, same structure,
+    python benchmarks/run.py --all           # both, one after the other
+    python benchmarks/run.py --quick         # `make bench-quick`: smoke run of the same structure,
                                              # written to outputs/bench-quick/ unless --out is given
+
+Results are tagged with the CPU kind (course_lib.timing.cpu_kind); a run on another kind keeps the previous
+results under ``other_cpu_kinds`` instead of mixing them (report.py shows each kind on its own).
 
 Every participant is its own process (one framework, one mode, one environment); the parent sends each the same
 task and then asks them for one repeat at a time, taking turns, so a busy neighbour slows all of them alike.
@@ -35,14 +40,15 @@ from pathlib import Path  # noqa: E402
 import course_lib  # noqa: E402,F401
 from course_lib.lesson import scrub_paths  # noqa: E402
 from course_lib.paths import OUTPUT_DIR, PROJECT_ROOT  # noqa: E402
-from course_lib.timing import cpu_info, summarize  # noqa: E402
+from course_lib.timing import cpu_info, cpu_kind, summarize  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import notebook_timing  # noqa: E402
 import report  # noqa: E402
 
-SCHEMA_VERSION = 1
+#: 2: results tagged with ``cpu_kind``; runs of other CPU kinds kept apart in ``other_cpu_kinds``.
+SCHEMA_VERSION = 2
 MIN_REPEATS = 5
 #: Pause between two timed repeats, so threads still spinning after one participant's repeat have gone idle.
 PAUSE_SECONDS = 0.05
@@ -51,8 +57,33 @@ CALL_TIMEOUT = 900
 SEED = 1
 #: Environment variables that change speed; recorded with the results.
 ENV_KEYS = ("ONEDNN_MAX_CPU_ISA", "GLOG_v", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OMP_WAIT_POLICY",
-            "KMP_AFFINITY", "GOMP_SPINCOUNT", "MS_SUBMODULE_LOG_v", "COURSE_DATA_DIR")
-DEFAULT_ISA_NOTE = "AVX2 (course default)"
+            "KMP_AFFINITY", "GOMP_SPINCOUNT", "MS_SUBMODULE_LOG_v", "COURSE_DATA_DIR", "MS_DEV_HOST_BLOCKING_RUN",
+            "MKL_ENABLE_INSTRUCTIONS")
+HOST_BLOCKING = "MS_DEV_HOST_BLOCKING_RUN"
+#: Variables removed from PyTorch's environment: its headline row runs as PyTorch's users run it.
+TORCH_DEFAULT_UNSET = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME", "ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA",
+                       "MKL_ENABLE_INSTRUCTIONS", "ONEDNN_VERBOSE", "DNNL_VERBOSE")
+#: Every participant (one process each): label, framework, mode, what it changes.
+PARTICIPANTS = {
+    "graph": ("MindSpore graph", "mindspore", "graph"),
+    "pynative": ("MindSpore PyNative", "mindspore", "pynative"),
+    "jit_off": (f"MindSpore @ms.jit, {HOST_BLOCKING} unset", "mindspore", "jit"),
+    "jit_on": (f"MindSpore @ms.jit, {HOST_BLOCKING}=1", "mindspore", "jit"),
+    "torch": ("PyTorch eager (defaults)", "pytorch", "eager"),
+    "torch_passive": ("PyTorch eager, OMP_WAIT_POLICY=PASSIVE", "pytorch", "eager"),
+    "torch_avx2": ("PyTorch eager, ONEDNN_MAX_CPU_ISA=AVX2", "pytorch", "eager"),
+    "graph_all": ("MindSpore graph, ONEDNN_MAX_CPU_ISA=ALL", "mindspore", "graph"),
+}
+EVERYONE = tuple(PARTICIPANTS)
+#: Big steps: no PASSIVE row (it changes the waiting between small ops) and no ISA=ALL row (minutes on AVX-512).
+BIG_STEP = ("graph", "pynative", "jit_off", "jit_on", "torch", "torch_avx2")
+#: ResNet-50: only the @ms.jit process with the course's MS_DEV_HOST_BLOCKING_RUN ("jit_course"): each @ms.jit
+#: compile of ResNet-50 takes tens of seconds, and the on/off comparison is already made on ResNet-18.
+BIGGEST_STEP = ("graph", "pynative", "jit_course", "torch", "torch_avx2")
+#: SGEMM size for the machine's peak (2 x 2048^3 FLOPs a product).
+SGEMM_SIZE = 2048
+SGEMM_REPEATS = 10
+IMPORT_REPEATS = 3
 
 
 @dataclass
@@ -67,22 +98,26 @@ class Plan:
     pipelines: list
     inference_batches: tuple = (1, 64)
     target_seconds: float = 0.25
+    sgemm_size: int = SGEMM_SIZE
+    import_repeats: int = IMPORT_REPEATS
 
 
 def make_plan(quick, repeats, threads) -> Plan:
     if quick:  # every participant of the full run, on tiny work: a smoke test of the whole pipeline
         return Plan(quick=True, repeats=repeats, threads=threads, lenet_batches=4, target_seconds=0.02,
-                    train_steps=[{"model": "lenet5", "batch_size": 32, "image_size": 32, "onednn": True},
-                                 {"model": "resnet18", "batch_size": 2, "image_size": 64, "onednn": False}],
+                    sgemm_size=512, import_repeats=1,
+                    train_steps=[{"model": "lenet5", "batch_size": 32, "image_size": 32, "with": EVERYONE},
+                                 {"model": "resnet18", "batch_size": 2, "image_size": 64,
+                                  "with": tuple(k for k in EVERYONE if k != "graph_all")}],
                     pipelines=[{"pipeline": "digits", "batch_size": 32, "image_size": 32, "max_batches": 4},
                                {"pipeline": "imagefolder", "batch_size": 16, "image_size": 32, "max_batches": 2}])
     # The oneDNN comparison (measurement 3) runs on LeNet and ResNet-18 64x64, the steps the course trains.
     return Plan(quick=False, repeats=repeats, threads=threads, lenet_batches=44,
-                train_steps=[{"model": "lenet5", "batch_size": 32, "image_size": 32, "onednn": True},
-                             {"model": "resnet18", "batch_size": 16, "image_size": 64, "onednn": True},
-                             {"model": "resnet18", "batch_size": 16, "image_size": 224, "onednn": False},
-                             {"model": "resnet50", "batch_size": 16, "image_size": 64, "onednn": False},
-                             {"model": "resnet50", "batch_size": 4, "image_size": 224, "onednn": False}],
+                train_steps=[{"model": "lenet5", "batch_size": 32, "image_size": 32, "with": EVERYONE},
+                             {"model": "resnet18", "batch_size": 16, "image_size": 64, "with": EVERYONE},
+                             {"model": "resnet18", "batch_size": 8, "image_size": 224, "with": BIG_STEP},
+                             {"model": "resnet50", "batch_size": 16, "image_size": 64, "with": BIGGEST_STEP},
+                             {"model": "resnet50", "batch_size": 4, "image_size": 224, "with": BIGGEST_STEP}],
                 pipelines=[{"pipeline": "digits", "batch_size": 32, "image_size": 32, "max_batches": 43},
                            {"pipeline": "imagefolder", "batch_size": 32, "image_size": 224, "max_batches": 12}])
 
@@ -174,29 +209,53 @@ class Worker:
         self.log.close()
 
 
-def torch_env():
-    """PyTorch's environment: as started, plus ``OMP_WAIT_POLICY=PASSIVE`` unless the caller chose a policy.
+def torch_env(**extra):
+    """PyTorch's environment: as `make bench` was started, minus every variable that changes how PyTorch waits or
+    which instruction set it uses (TORCH_DEFAULT_UNSET), plus ``extra``.
 
-    With OpenMP's default (spinning) wait policy, a program holding one of 2 cores makes every PyTorch parallel
-    region wait for the thread that lost its core: a ResNet-18 step measured 5-13x slower (benchmarks/README.md).
-    Sleeping threads make the comparison fair on a shared machine. MindSpore uses its own thread pool (no OpenMP).
+    The headline row is PyTorch as its users run it. Two labelled rows add one setting each:
+    ``OMP_WAIT_POLICY=PASSIVE`` (sleeping OpenMP threads: robust when another program holds a core, about 2x slower
+    on small ops of an idle machine) and ``ONEDNN_MAX_CPU_ISA=AVX2`` (the cap the course gives MindSpore).
     """
-    env = dict(ORIGINAL_ENV)
-    env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    env = {key: value for key, value in ORIGINAL_ENV.items() if key not in TORCH_DEFAULT_UNSET}
+    env.update(extra)
     return env
 
 
-def start_workers(threads, run_dir, workers):
-    """Start the participants into ``workers`` (so the caller can stop them whatever happens) and wait until
-    all are ready: MindSpore graph (course env), graph with ONEDNN_MAX_CPU_ISA=ALL, PyNative, PyTorch."""
+def course_host_blocking():
+    """``MS_DEV_HOST_BLOCKING_RUN`` as a course process sees it: as started, else course_lib's default (or None)."""
+    from course_lib import ENV_DEFAULTS
+
+    return ORIGINAL_ENV.get(HOST_BLOCKING, ENV_DEFAULTS.get(HOST_BLOCKING))
+
+
+def course_jit_worker():
+    """The @ms.jit participant that runs with the course's setting of MS_DEV_HOST_BLOCKING_RUN."""
+    return "jit_on" if course_host_blocking() == "1" else "jit_off"
+
+
+def worker_specs():
+    """Arguments and environment of every participant's process."""
     course_env = dict(ORIGINAL_ENV)  # the worker imports course_lib first, which fills in its defaults
-    specs = {
-        "graph": (["--framework", "mindspore", "--mode", "graph"], course_env),
-        "graph_all": (["--framework", "mindspore", "--mode", "graph"], {**ORIGINAL_ENV, "ONEDNN_MAX_CPU_ISA": "ALL"}),
-        "pynative": (["--framework", "mindspore", "--mode", "pynative"], course_env),
+    mindspore = ["--framework", "mindspore", "--mode"]
+    return {
+        "graph": ([*mindspore, "graph"], course_env),
+        "graph_all": ([*mindspore, "graph"], {**ORIGINAL_ENV, "ONEDNN_MAX_CPU_ISA": "ALL"}),
+        "pynative": ([*mindspore, "pynative"], course_env),
+        "jit_off": ([*mindspore, "pynative", "--host-blocking", "off"], course_env),
+        "jit_on": ([*mindspore, "pynative", "--host-blocking", "on"], course_env),
         "torch": (["--framework", "torch", "--mode", "eager"], torch_env()),
+        "torch_passive": (["--framework", "torch", "--mode", "eager"], torch_env(OMP_WAIT_POLICY="PASSIVE")),
+        "torch_avx2": (["--framework", "torch", "--mode", "eager"], torch_env(ONEDNN_MAX_CPU_ISA="AVX2")),
     }
-    for key, (args, env) in specs.items():
+
+
+def start_workers(threads, run_dir, workers, keys=None):
+    """Start the participants ``keys`` (default: all) into ``workers`` (so the caller can stop them whatever
+    happens) and wait until all are ready."""
+    specs = worker_specs()
+    for key in keys or specs:
+        args, env = specs[key]
         workers[key] = Worker(key, [*args, "--threads", str(threads)], env, run_dir / f"worker-{key}.log")
     for worker in workers.values():
         worker.wait_ready()
@@ -269,6 +328,20 @@ def isa_of(worker_info):
     return value if value else "unset"
 
 
+def make_participant(workers, key, tag, spec, base, api=None):
+    """Participant ``key`` (a PARTICIPANTS entry) of a measurement: its task and the labels of its record."""
+    label, framework, mode = PARTICIPANTS[key]
+    meta = {**base, "participant": key, "label": label + (f", {api}" if api else ""), "framework": framework,
+            "mode": mode, "onednn_max_cpu_isa": isa_of(workers[key].info)}
+    if framework == "pytorch":
+        meta["api"] = "training loop"
+        meta["omp_wait_policy"] = workers[key].info["env"].get("OMP_WAIT_POLICY") or "unset"
+    if mode == "jit":
+        meta["host_blocking"] = workers[key].info["env"].get(HOST_BLOCKING) or "unset"
+        meta["course_setting"] = key == course_jit_worker()
+    return Participant(key, f"{tag}_{key}", spec, meta)
+
+
 def measure_lenet(workers, plan, run_dir, log):
     """Measurement 1: LeNet-5 training throughput on the digits, batch 32, Momentum(0.01, 0.9)."""
     data = run_dir / "digits_batches.npz"
@@ -276,23 +349,18 @@ def measure_lenet(workers, plan, run_dir, log):
     batches = min(plan.lenet_batches, prepared["batches"])
     task = {"kind": "lenet_epoch", "data": str(data), "batches": batches, "seed": SEED}
     common = {"measurement": "lenet_training", "model": "lenet5", "batch_size": 32, "image_size": 32}
-    participants = [
-        Participant("graph", "lenet_model_graph", {**task, "api": "Model.train"},
-                    {**common, "label": "MindSpore graph, Model.train", "framework": "mindspore", "mode": "graph",
-                     "api": "Model.train", "onednn_max_cpu_isa": isa_of(workers["graph"].info)}),
-        Participant("pynative", "lenet_model_pynative", {**task, "api": "Model.train"},
-                    {**common, "label": "MindSpore PyNative, Model.train", "framework": "mindspore",
-                     "mode": "pynative", "api": "Model.train", "onednn_max_cpu_isa": isa_of(workers["pynative"].info)}),
-        Participant("pynative", "lenet_trainer_jit", {**task, "api": "Trainer", "jit": True},
-                    {**common, "label": "MindSpore Trainer (@ms.jit)", "framework": "mindspore", "mode": "jit",
-                     "api": "course_lib.trainer.Trainer", "onednn_max_cpu_isa": isa_of(workers["pynative"].info)}),
-        Participant("torch", "lenet_torch", task,
-                    {**common, "label": "PyTorch eager", "framework": "pytorch", "mode": "eager",
-                     "api": "training loop", "onednn_max_cpu_isa": isa_of(workers["torch"].info)}),
-        Participant("graph_all", "lenet_model_graph_all", {**task, "api": "Model.train"},
-                    {**common, "label": "MindSpore graph, Model.train, ISA=ALL", "framework": "mindspore",
-                     "mode": "graph", "api": "Model.train", "onednn_max_cpu_isa": "ALL"}),
-    ]
+    participants = []
+    for key in EVERYONE:
+        if key not in workers:
+            continue
+        if key.startswith("jit"):
+            participants.append(make_participant(workers, key, "lenet", {**task, "api": "Trainer", "jit": True},
+                                                 {**common, "api": "course_lib.trainer.Trainer"}, api="Trainer"))
+        elif key.startswith("torch"):
+            participants.append(make_participant(workers, key, "lenet", task, common))
+        else:
+            participants.append(make_participant(workers, key, "lenet", {**task, "api": "Model.train"},
+                                                 {**common, "api": "Model.train"}, api="Model.train"))
     log(f"1. LeNet-5 training, {batches} batches of 32 per repeat")
     return run_group(workers, participants, plan.repeats, log), {"batches_per_repeat": batches}
 
@@ -306,21 +374,16 @@ def measure_train_steps(workers, plan, log):
         base = {"measurement": "train_step", "model": config["model"], "batch_size": config["batch_size"],
                 "image_size": config["image_size"], "api": "TrainOneStepCell"}
         tag = f"{config['model']}_b{config['batch_size']}_{config['image_size']}"
-        participants = [
-            Participant("graph", f"{tag}_graph", spec, {**base, "label": "MindSpore graph", "framework": "mindspore",
-                                                       "mode": "graph",
-                                                       "onednn_max_cpu_isa": isa_of(workers["graph"].info)}),
-            Participant("pynative", f"{tag}_pynative", spec,
-                        {**base, "label": "MindSpore PyNative", "framework": "mindspore", "mode": "pynative",
-                         "onednn_max_cpu_isa": isa_of(workers["pynative"].info)}),
-            Participant("torch", f"{tag}_torch", spec,
-                        {**base, "label": "PyTorch eager", "framework": "pytorch", "mode": "eager",
-                         "api": "training loop", "onednn_max_cpu_isa": isa_of(workers["torch"].info)}),
-        ]
-        if config["onednn"]:
-            participants.append(Participant("graph_all", f"{tag}_graph_all", spec,
-                                            {**base, "label": "MindSpore graph, ISA=ALL", "framework": "mindspore",
-                                             "mode": "graph", "onednn_max_cpu_isa": "ALL"}))
+        participants = []
+        for key in config["with"]:
+            key = course_jit_worker() if key == "jit_course" else key
+            if key not in workers:
+                continue
+            if key.startswith("jit"):
+                participants.append(make_participant(workers, key, tag, {**spec, "api": "jit"},
+                                                     {**base, "api": "Trainer.train_step"}))
+            else:
+                participants.append(make_participant(workers, key, tag, spec, base))
         log(f"2. training step: {config['model']}, batch {config['batch_size']}, "
             f"{config['image_size']}x{config['image_size']}")
         groups.append(run_group(workers, participants, plan.repeats, log))
@@ -375,8 +438,10 @@ def measure_inference(workers, plan, run_dir, log):
 # ------------------------------------------------------------------------------------------------ oneDNN probe
 _PROBE_CODE = {
     "mindspore": """
-import course_lib, numpy as np, mindspore as ms
+import os, sys, course_lib, numpy as np, mindspore as ms
 from mindspore import nn
+if sys.argv[2]:  # set after the import, before the first kernel
+    os.environ["ONEDNN_MAX_CPU_ISA"] = sys.argv[2]
 ms.set_context(mode=ms.PYNATIVE_MODE)
 for cin, cout, k, size in ((1, 6, 5, 32), (64, 64, 3, 16), (3, 64, 7, 64)):
     conv = nn.Conv2d(cin, cout, k, pad_mode="valid")
@@ -384,8 +449,10 @@ for cin, cout, k, size in ((1, 6, 5, 32), (64, 64, 3, 16), (3, 64, 7, 64)):
     grad(ms.Tensor(np.ones((2, cin, size, size), np.float32)))
 """,
     "torch": """
-import sys, torch
+import os, sys, torch
 torch.set_num_threads(int(sys.argv[1]))
+if sys.argv[2]:  # set after the import, before the first kernel
+    os.environ["ONEDNN_MAX_CPU_ISA"] = sys.argv[2]
 for cin, cout, k, size in ((1, 6, 5, 32), (64, 64, 3, 16), (3, 64, 7, 64)):
     conv = torch.nn.Conv2d(cin, cout, k)
     x = torch.ones((2, cin, size, size), requires_grad=True)
@@ -393,36 +460,145 @@ for cin, cout, k, size in ((1, 6, 5, 32), (64, 64, 3, 16), (3, 64, 7, 64)):
 """,
 }
 
+#: The oneDNN probes: framework, ONEDNN_MAX_CPU_ISA in the environment at start (None: unset), value set after
+#: the import (before the first kernel), and what the row shows.
+ONEDNN_PROBES = {
+    "course": ("mindspore", "course", "", "MindSpore, course environment"),
+    "all": ("mindspore", "ALL", "", "MindSpore, no cap"),
+    "mindspore_late": ("mindspore", "ALL", "AVX2", "MindSpore, AVX2 set after `import mindspore`"),
+    "pytorch": ("torch", None, "", "PyTorch, defaults"),
+    "pytorch_avx2": ("torch", "AVX2", "", "PyTorch, AVX2 cap"),
+    "pytorch_late": ("torch", None, "AVX2", "PyTorch, AVX2 set after `import torch`"),
+}
 
-def start_onednn_probe(framework, isa_value, threads):
-    """Start a short process that reports what a framework's oneDNN does with ``ONEDNN_MAX_CPU_ISA=isa_value``.
+
+def start_onednn_probe(key, threads):
+    """Start a short process that reports what a framework's oneDNN does under probe ``key`` (ONEDNN_PROBES).
 
     With ``ONEDNN_VERBOSE=1`` it runs a 5x5, a 3x3 and a 7x7 convolution, forward and backward; oneDNN's verbose
-    lines name the instruction set it dispatches to, its thread count and every convolution kernel it picked.
-    ``isa_value=None`` leaves the variable as `make bench` was started (PyTorch: its own default).
+    lines name the instruction set it dispatches to (``cpu,isa:...``), its threading (``cpu,runtime:...``) and
+    every convolution kernel it picked.
     """
-    env = {**(torch_env() if framework == "torch" else ORIGINAL_ENV), "ONEDNN_VERBOSE": "1"}
-    if isa_value is not None:
-        env["ONEDNN_MAX_CPU_ISA"] = isa_value
-    process = subprocess.Popen([sys.executable, "-c", _PROBE_CODE[framework], str(threads)], stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True, env=env, cwd=str(PROJECT_ROOT))
-    return (isa_value or ORIGINAL_ENV.get("ONEDNN_MAX_CPU_ISA") or "unset"), process
+    framework, start_value, late_value, _ = ONEDNN_PROBES[key]
+    if framework == "torch":
+        env = torch_env(ONEDNN_VERBOSE="1")
+    else:
+        env = {**ORIGINAL_ENV, "ONEDNN_VERBOSE": "1"}
+    if start_value == "course":
+        start_value = ORIGINAL_ENV.get("ONEDNN_MAX_CPU_ISA") or "AVX2"
+    if start_value is not None:
+        env["ONEDNN_MAX_CPU_ISA"] = start_value
+    process = subprocess.Popen([sys.executable, "-c", _PROBE_CODE[framework], str(threads), late_value],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                               cwd=str(PROJECT_ROOT))
+    setting = start_value or "unset"
+    if late_value:
+        setting += f", then {late_value} after import"
+    return key, setting, process
 
 
-def finish_onednn_probe(probe):
-    isa_value, process = probe
-    text, _ = process.communicate(timeout=CALL_TIMEOUT)
+def parse_onednn_verbose(text):
+    """``{"isa", "runtime", "threads", "convolution_kernels"}`` from ONEDNN_VERBOSE=1 output (None if no isa line)."""
     isa = re.search(r"onednn_verbose,[^\n]*?,cpu,isa:([^\n]+)", text)
     threads = re.search(r"onednn_verbose,[^\n]*?,cpu,runtime:([^,\n]+),nthr:(\d+)", text)
     kernels = sorted({m.group(1) + " " + m.group(2) for m in
                       re.finditer(r"primitive,exec,cpu,convolution,([^,]+),([a-z_]+),", text)})
-    if process.returncode != 0 or not isa:
-        raise WorkerError(f"the oneDNN probe with ONEDNN_MAX_CPU_ISA={isa_value} failed "
-                          f"(exit {process.returncode}):\n{text[-1500:]}")
-    return {"setting": isa_value, "isa": isa.group(1).strip(),
-            "runtime": threads.group(1) if threads else "not reported",
-            "threads": int(threads.group(2)) if threads else "not reported",
-            "convolution_kernels": kernels}
+    if not isa:
+        return None
+    return {"isa": isa.group(1).strip(), "runtime": threads.group(1) if threads else "not reported",
+            "threads": int(threads.group(2)) if threads else "not reported", "convolution_kernels": kernels}
+
+
+def finish_onednn_probe(probe):
+    key, setting, process = probe
+    text, _ = process.communicate(timeout=CALL_TIMEOUT)
+    parsed = parse_onednn_verbose(text)
+    if process.returncode != 0 or not parsed:
+        raise WorkerError(f"the oneDNN probe {key} ({setting}) failed (exit {process.returncode}):\n{text[-1500:]}")
+    framework, _, late_value, label = ONEDNN_PROBES[key]
+    return {"framework": "pytorch" if framework == "torch" else "mindspore", "label": label, "setting": setting,
+            "set_after_import": late_value or None, **parsed}
+
+
+# ------------------------------------------------------------------------------------------------ machine
+_SGEMM_CODE = {
+    "numpy": """
+import json, sys, time, numpy as np
+n, repeats = int(sys.argv[1]), int(sys.argv[2])
+a, b = np.random.rand(n, n).astype(np.float32), np.random.rand(n, n).astype(np.float32)
+out = np.empty((n, n), np.float32)
+for _ in range(3):
+    np.matmul(a, b, out=out)
+best = float("inf")
+for _ in range(repeats):
+    start = time.perf_counter(); np.matmul(a, b, out=out); best = min(best, time.perf_counter() - start)
+print(json.dumps({"best_seconds": best, "gflops": 2 * n ** 3 / best / 1e9}))
+""",
+    "torch": """
+import json, sys, time, torch
+n, repeats, threads = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+torch.set_num_threads(threads)
+a, b, out = torch.rand(n, n), torch.rand(n, n), torch.empty(n, n)
+for _ in range(3):
+    torch.matmul(a, b, out=out)
+best = float("inf")
+for _ in range(repeats):
+    start = time.perf_counter(); torch.matmul(a, b, out=out); best = min(best, time.perf_counter() - start)
+print(json.dumps({"best_seconds": best, "gflops": 2 * n ** 3 / best / 1e9}))
+""",
+}
+#: SGEMM libraries and how each is capped at AVX2 (OpenBLAS: Haswell kernels; MKL: its documented variable).
+SGEMM_LIBRARIES = {"numpy": ("numpy (OpenBLAS)", {"OPENBLAS_CORETYPE": "Haswell"}),
+                   "torch": ("torch.matmul (MKL)", {"MKL_ENABLE_INSTRUCTIONS": "AVX2"})}
+
+
+def _run_json(code, args, env, what):
+    result = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True,
+                            env=env, timeout=CALL_TIMEOUT, cwd=str(PROJECT_ROOT))
+    if result.returncode != 0:
+        raise WorkerError(f"{what} failed (exit {result.returncode}):\n{result.stderr[-1500:]}")
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def measure_sgemm_peak(plan, log):
+    """The machine's fp32 matrix-multiply peak with ``plan.threads`` threads: the best of numpy (OpenBLAS) and
+    torch (MKL) on square matrices, uncapped and capped at AVX2; run before the workers start (nothing else timed)."""
+    n = plan.sgemm_size
+    runs = []
+    for library, (label, avx2_env) in SGEMM_LIBRARIES.items():
+        for cap in ("none", "AVX2"):
+            env = {key: value for key, value in ORIGINAL_ENV.items() if key not in TORCH_DEFAULT_UNSET}
+            env.update({"OPENBLAS_NUM_THREADS": str(plan.threads), "OMP_NUM_THREADS": str(plan.threads)})
+            if cap == "AVX2":
+                env.update(avx2_env)
+            run = _run_json(_SGEMM_CODE[library], (n, SGEMM_REPEATS, plan.threads), env, f"SGEMM ({label})")
+            runs.append({"library": label, "isa_cap": cap, "size": n, "threads": plan.threads, **run})
+    peak = max(r["gflops"] for r in runs)
+    peak_avx2 = max(r["gflops"] for r in runs if r["isa_cap"] == "AVX2")
+    log(f"   SGEMM {n}x{n}, {plan.threads} threads: peak {peak:.0f} GFLOP/s, capped at AVX2 {peak_avx2:.0f} GFLOP/s")
+    return {"gflops": peak, "avx2_gflops": peak_avx2, "size": n, "threads": plan.threads, "runs": runs,
+            "note": "best of numpy (OpenBLAS) and torch.matmul (MKL), square fp32 matrices, "
+                    f"best of {SGEMM_REPEATS} products after 3 warm-ups"}
+
+
+_IMPORT_CODE = """
+import json, time
+start = time.perf_counter()
+import course_lib
+middle = time.perf_counter()
+import mindspore
+end = time.perf_counter()
+print(json.dumps({"course_lib": middle - start, "mindspore": end - middle, "total": end - start}))
+"""
+
+
+def measure_import_time(plan, log):
+    """Seconds for ``import course_lib`` + ``import mindspore`` in a fresh process (median of a few)."""
+    runs = [_run_json(_IMPORT_CODE, (), dict(ORIGINAL_ENV), "import timing") for _ in range(plan.import_repeats)]
+    result = {key: summarize([r[key] for r in runs])["median"] for key in ("course_lib", "mindspore", "total")}
+    result["n"] = len(runs)
+    log(f"   import course_lib + mindspore: {result['total']:.2f} s (median of {len(runs)})")
+    return result
 
 
 # ------------------------------------------------------------------------------------------------ assembling
@@ -437,14 +613,15 @@ def load_average():
         return []
 
 
-def environment(workers, probes, plan):
+def environment(workers, probes, plan, machine):
     import numpy as np
 
     graph, torch_info = workers["graph"].info, workers["torch"].info
+    cpu = cpu_info()
     return {
         "python": platform.python_version(), "platform": platform.platform(),
         "mindspore": graph["mindspore"], "torch": torch_info["torch"], "numpy": np.__version__,
-        "cpu": cpu_info(),
+        "cpu": cpu, "cpu_kind": cpu_kind(cpu),
         "threads": {
             "requested": plan.threads,
             "mindspore_op_threads": graph["op_threads"],
@@ -455,7 +632,10 @@ def environment(workers, probes, plan):
         },
         "env": {key: ORIGINAL_ENV.get(key) for key in ENV_KEYS},
         "worker_env": {key: worker.info["env"] for key, worker in workers.items()},
+        "course_host_blocking": course_host_blocking() or "unset",
         "onednn": probes,
+        "sgemm_peak": machine["sgemm"],
+        "import_seconds": machine["import"],
     }
 
 
@@ -480,8 +660,45 @@ def find(participants, **match):
     raise KeyError(match)
 
 
-def assemble(plan, lenet, lenet_info, steps, pipelines, inference):
-    """All records and ratios as one JSON-ready dict (the sections of results.json except environment/notebooks)."""
+#: Ratios computed for every group that has both participants: name -> (numerator, denominator).
+COMPARISONS = {
+    "graph_vs_pytorch": ("graph", "torch"),
+    "graph_vs_pytorch_passive": ("graph", "torch_passive"),
+    "graph_vs_pytorch_avx2": ("graph", "torch_avx2"),
+    "graph_vs_pynative": ("graph", "pynative"),
+    "pynative_vs_pytorch": ("pynative", "torch"),
+    "jit_vs_graph": ("jit", "graph"),  # jit: the @ms.jit participant with the course's MS_DEV_HOST_BLOCKING_RUN
+    "jit_vs_pytorch": ("jit", "torch"),
+    "jit_on_vs_off": ("jit_on", "jit_off"),
+    "jit_off_vs_graph": ("jit_off", "graph"),
+    "jit_on_vs_graph": ("jit_on", "graph"),
+    "pytorch_passive_vs_default": ("torch_passive", "torch"),
+    "pytorch_avx2_vs_default": ("torch_avx2", "torch"),
+}
+
+
+def comparisons(group):
+    """Every COMPARISONS ratio whose two participants are in ``group``."""
+    present = {p.worker: p for p in group}
+    present["jit"] = present.get(course_jit_worker())
+    return {name: ratio_record(present[a], present[b]) for name, (a, b) in COMPARISONS.items()
+            if present.get(a) is not None and present.get(b) is not None}
+
+
+def add_roofline(record, flops, sgemm):
+    """Achieved GFLOP/s of a training record and its share of the machine's SGEMM peaks."""
+    per_sample = flops["training_flops"]
+    gflops = per_sample * record["samples_per_second"] / 1e9
+    record.update({"training_flops_per_sample": per_sample, "gflops_per_second": gflops,
+                   "percent_of_sgemm_peak": 100 * gflops / sgemm["gflops"],
+                   "percent_of_avx2_sgemm_peak": 100 * gflops / sgemm["avx2_gflops"]})
+
+
+def assemble(plan, lenet, lenet_info, steps, pipelines, inference, flops, sgemm):
+    """All records and ratios as one JSON-ready dict (the sections of results.json except environment/notebooks).
+
+    ``flops``: {(model, image_size): count_flops answer}; ``sgemm``: measure_sgemm_peak's answer.
+    """
     results, compile_records, onednn = [], [], []
     lenet_graph = by_worker(lenet, "graph")
     lenet_torch = by_worker(lenet, "torch")
@@ -497,14 +714,20 @@ def assemble(plan, lenet, lenet_info, steps, pipelines, inference):
             "framework": p.meta["framework"], "mode": p.meta["mode"], "unit": "epoch",
             "first_seconds": p.setup["first_seconds"], "steady_seconds": steady_epoch,
             "first_over_steady": p.setup["first_seconds"] / steady_epoch})
-    onednn.append(onednn_record("LeNet-5 Model.train epoch (graph)", lenet_graph, by_worker(lenet, "graph_all")))
+    if any(p.worker == "graph_all" for p in lenet):
+        onednn.append(onednn_record("LeNet-5 Model.train epoch (graph)", lenet_graph, by_worker(lenet, "graph_all")))
 
     step_summary = []
     for group in steps:
-        graph, pynative, torch = (by_worker(group, key) for key in ("graph", "pynative", "torch"))
-        for p in (graph, pynative, torch):
+        graph, torch = by_worker(group, "graph"), by_worker(group, "torch")
+        for p in group:
+            if p.worker == "graph_all":
+                continue
             record = timing_record(p)
             record["vs_pytorch"] = ratio_record(p, torch)["ratio"]
+            key = (p.meta["model"], p.meta["image_size"])
+            if key in flops:
+                add_roofline(record, flops[key], sgemm)
             results.append(record)
             compile_records.append({
                 "task": "train_step", "label": p.meta["label"], "model": p.meta["model"],
@@ -513,10 +736,7 @@ def assemble(plan, lenet, lenet_info, steps, pipelines, inference):
                 "first_seconds": p.setup["first_seconds"], "steady_seconds": record["median"],
                 "first_over_steady": p.setup["first_seconds"] / record["median"]})
         step_summary.append({"model": graph.meta["model"], "batch_size": graph.meta["batch_size"],
-                             "image_size": graph.meta["image_size"],
-                             "graph_vs_pytorch": ratio_record(graph, torch),
-                             "graph_vs_pynative": ratio_record(graph, pynative),
-                             "pynative_vs_pytorch": ratio_record(pynative, torch)})
+                             "image_size": graph.meta["image_size"], **comparisons(group)})
         if any(p.worker == "graph_all" for p in group):
             name = f"{graph.meta['model']} step, batch {graph.meta['batch_size']}, {graph.meta['image_size']}px"
             onednn.append(onednn_record(name, graph, by_worker(group, "graph_all")))
@@ -544,8 +764,9 @@ def assemble(plan, lenet, lenet_info, steps, pipelines, inference):
     summary = {
         "lenet_graph_vs_pytorch": ratio_record(lenet_graph, lenet_torch),
         "lenet_pynative_vs_pytorch": ratio_record(find(lenet, mode="pynative"), lenet_torch),
-        "lenet_trainer_jit_vs_pytorch": ratio_record(find(lenet, mode="jit"), lenet_torch),
+        "lenet_trainer_jit_vs_pytorch": ratio_record(by_worker(lenet, course_jit_worker()), lenet_torch),
         "lenet_graph_vs_pynative": ratio_record(lenet_graph, find(lenet, mode="pynative")),
+        "lenet": comparisons(lenet),
         "train_steps": step_summary,
         "pipeline_vs_lenet_training": {
             "pipeline_images_per_second": digits_rate["samples_per_second"],
@@ -557,6 +778,7 @@ def assemble(plan, lenet, lenet_info, steps, pipelines, inference):
         "results": results,
         "lenet_training": {"batches_per_repeat": lenet_info["batches_per_repeat"], "batch_size": 32,
                            "optimizer": f"Momentum(lr={0.01}, momentum={0.9})"},
+        "flops": [{"model": model, "image_size": size, **counted} for (model, size), counted in flops.items()],
         "onednn": onednn,
         "pipeline": pipeline_records,
         "compile": compile_records,
@@ -574,38 +796,61 @@ def onednn_record(name, course, unset):
             "course_vs_all": ratio}
 
 
+#: The course's own goals (issue #14), reported with a computed status; no unit test asserts them.
+JIT_TOLERANCE = 0.95
+LESSON_SECONDS = 60.0
+COURSE_SECONDS = 300.0
+BENCH_SECONDS = 600.0
+
+
+def jit_vs_graph_ratios(summary):
+    """[(what, ratio)] of the course's @ms.jit step over graph mode, for every configuration measured."""
+    found = []
+    lenet = (summary.get("lenet") or {}).get("jit_vs_graph")
+    if lenet:
+        found.append(("LeNet-5 epoch, Trainer vs Model.train", lenet["ratio"]))
+    for step in summary.get("train_steps", []):
+        if "jit_vs_graph" in step:
+            found.append((f"{step['model']} b{step['batch_size']} {step['image_size']}px",
+                          step["jit_vs_graph"]["ratio"]))
+    return found
+
+
 def targets(data):
-    """Each target of the issue with its measured value and status."""
+    """Each target with its measured value and status (computed, never asserted)."""
     found = []
     summary = data.get("summary") or {}
 
-    def add(key, text, value, threshold, higher_is_better=True, unit="x"):
+    def add(key, text, value, threshold, higher_is_better=True, unit="x", where=None):
         if value is None:
             found.append({"id": key, "target": text, "status": "not measured"})
             return
         met = value >= threshold if higher_is_better else value <= threshold
         shown = f"{value:.2f}{unit}" if unit == "x" else f"{value:.0f} {unit}"
+        if where:
+            shown += f" ({where})"
         found.append({"id": key, "target": text, "value": value, "threshold": threshold, "met": bool(met),
                       "status": f"{'met' if met else 'NOT met'}: {shown}"})
 
-    lenet = summary.get("lenet_graph_vs_pytorch")
-    add("lenet_graph_vs_pytorch", "MindSpore graph-mode LeNet training throughput >= 1.0x PyTorch eager",
-        lenet["ratio"] if lenet else None, 1.0)
-    resnet = [s for s in summary.get("train_steps", []) if s["model"] == "resnet18" and s["image_size"] == 64]
-    add("resnet18_64_graph_vs_pytorch", "ResNet-18 64x64 training step (graph) >= 1.0x PyTorch eager",
-        resnet[0]["graph_vs_pytorch"]["ratio"] if resnet else None, 1.0)
+    jit = jit_vs_graph_ratios(summary)
+    worst = min(jit, key=lambda item: item[1]) if jit else (None, None)
+    add("jit_vs_graph", f"@ms.jit train step (course setting of {HOST_BLOCKING}) within 5% of graph mode: speed "
+        f">= {JIT_TOLERANCE}x graph" + (f", slowest of the {len(jit)} steps measured" if jit else ""), worst[1],
+        JIT_TOLERANCE, where=worst[0])
     pipe = summary.get("pipeline_vs_lenet_training")
     add("pipeline_vs_training", "digits pipeline images/s >= 3x LeNet training images/s",
         pipe["ratio"] if pipe else None, 3.0)
     notebooks = data.get("notebooks") or {}
     records = notebooks.get("records") or []
-    add("notebook_max_seconds", "every notebook executes in <= 120 s",
-        max(r["seconds"] for r in records) if records else None, 120.0, higher_is_better=False, unit="s (slowest)")
-    add("course_total_seconds", "whole course executes in <= 10 min",
-        notebooks.get("total_seconds"), 600.0, higher_is_better=False, unit="s")
+    slowest = max(records, key=lambda r: r["seconds"]) if records else None
+    add("lesson_max_seconds", f"each lesson executes in <= {LESSON_SECONDS:.0f} s on 2 cores",
+        slowest["seconds"] if slowest else None, LESSON_SECONDS, higher_is_better=False, unit="s (slowest)",
+        where=slowest["notebook"] if slowest else None)
+    add("course_total_seconds", f"whole course executes in <= {COURSE_SECONDS / 60:.0f} min",
+        notebooks.get("total_seconds"), COURSE_SECONDS, higher_is_better=False, unit="s")
     if data.get("run", {}).get("quick") is False:
-        add("bench_seconds", "`make bench` finishes in < 10 min", data["run"]["seconds"], 600.0,
-            higher_is_better=False, unit="s")
+        add("bench_seconds", f"`make bench` finishes in < {BENCH_SECONDS / 60:.0f} min", data["run"]["seconds"],
+            BENCH_SECONDS, higher_is_better=False, unit="s")
     return found
 
 
@@ -649,6 +894,7 @@ def write_outputs(data, out_dir: Path):
 
 
 def load_previous(out_dir: Path):
+    """The results.json in ``out_dir`` as schema 2 (a schema-1 file is tagged with its CPU kind), or None."""
     path = out_dir / "results.json"
     if not path.is_file():
         return None
@@ -656,7 +902,36 @@ def load_previous(out_dir: Path):
         data = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
-    return data if isinstance(data, dict) and data.get("schema_version") == SCHEMA_VERSION else None
+    if not isinstance(data, dict) or data.get("schema_version") not in (1, SCHEMA_VERSION):
+        return None
+    if data["schema_version"] == 1:  # before issue #14: PyTorch ran with OMP_WAIT_POLICY=PASSIVE, no CPU kind
+        cpu = (data.get("environment") or {}).get("cpu")
+        kind = cpu_kind(cpu) if cpu else None
+        data = {"schema_version": SCHEMA_VERSION, "harness_version": 1, "cpu_kind": kind,
+                **{key: value for key, value in data.items() if key != "schema_version"}}
+        if isinstance(data.get("notebooks"), dict) and data["notebooks"].get("records") and kind:
+            data["notebooks"].setdefault("cpu_kind", kind)
+            data["notebooks"].setdefault("cpu", kind)  # course_lib.lesson.run_time names the machine from "cpu"
+    return data
+
+
+def separate_cpu_kinds(previous, kind):
+    """(earlier results of CPU kind ``kind`` or None, {other kind: its last results}) from a previous results.json.
+
+    Results of different CPU kinds are never mixed: a run on another kind moves the previous top level into
+    ``other_cpu_kinds`` (where report.py shows it in its own section); a run of an archived kind replaces it.
+    """
+    if not previous:
+        return None, {}
+    others = dict(previous.get("other_cpu_kinds") or {})
+    same = others.pop(kind, None)
+    previous_kind = previous.get("cpu_kind")
+    top = {key: value for key, value in previous.items() if key != "other_cpu_kinds"}
+    if previous_kind == kind:
+        return top, others
+    if previous_kind and (top.get("results") or (top.get("notebooks") or {}).get("records")):
+        others[previous_kind] = top
+    return same, others
 
 
 def time_course(args, log):
@@ -665,7 +940,9 @@ def time_course(args, log):
     before = load_average()
     started = utc_now()
     records = notebook_timing.time_notebooks(paths, timeout=args.notebook_timeout, progress=log)
-    return {"measured_utc": started, "load_average_before": before, "load_average_after": load_average(),
+    kind = cpu_kind()
+    return {"cpu_kind": kind, "cpu": kind, "measured_utc": started, "load_average_before": before,
+            "load_average_after": load_average(),
             "kernel": "python3", "timeout_seconds": args.notebook_timeout, "runs_per_notebook": 1,
             "records": records, "total_seconds": sum(r["seconds"] for r in records),
             "all_ok": all(r["status"] == "ok" for r in records)}
@@ -676,30 +953,34 @@ def measure_everything(plan, log):
     run_dir = Path(tempfile.mkdtemp(prefix="bench-run-"))
     workers, probes = {}, {}
     try:
+        log(f"0. machine: import time and SGEMM peak ({plan.threads} threads), one process at a time")
+        machine = {"import": measure_import_time(plan, log), "sgemm": measure_sgemm_peak(plan, log)}
         log(f"starting workers (threads={plan.threads}, repeats={plan.repeats}, quick={plan.quick}) ...")
-        # The probes run while the workers import their frameworks: nothing is timed yet.
-        probes = {"course": start_onednn_probe("mindspore", ORIGINAL_ENV.get("ONEDNN_MAX_CPU_ISA") or "AVX2",
-                                               plan.threads),
-                  "all": start_onednn_probe("mindspore", "ALL", plan.threads),
-                  "pytorch": start_onednn_probe("torch", None, plan.threads)}
+        # The oneDNN probes run while the workers import their frameworks: nothing is timed yet.
+        probes = {key: start_onednn_probe(key, plan.threads) for key in ONEDNN_PROBES}
         start_workers(plan.threads, run_dir, workers)
         probe_results = {key: finish_onednn_probe(probe) for key, probe in probes.items()}
+        flops = {}
+        for config in plan.train_steps:
+            key = (config["model"], config["image_size"])
+            if key not in flops:
+                flops[key] = workers["pynative"].call("count_flops", model=key[0], image_size=key[1])
         lenet, lenet_info = measure_lenet(workers, plan, run_dir, log)
         steps = measure_train_steps(workers, plan, log)
         pipelines = measure_pipelines(workers, plan, log)
         inference = measure_inference(workers, plan, run_dir, log)
-        env = environment(workers, probe_results, plan)
+        env = environment(workers, probe_results, plan, machine)
     finally:
         for worker in workers.values():
             worker.request_exit()
         for worker in workers.values():
             worker.close()
-        for _, process in probes.values():
+        for _, _, process in probes.values():
             if process.poll() is None:
                 process.kill()
                 process.wait()
         shutil.rmtree(run_dir, ignore_errors=True)
-    return assemble(plan, lenet, lenet_info, steps, pipelines, inference), env
+    return assemble(plan, lenet, lenet_info, steps, pipelines, inference, flops, machine["sgemm"]), env
 
 
 def parse_args(argv):
@@ -753,16 +1034,20 @@ def main(argv=None):
 
     out_dir = args.out.resolve()
     previous = load_previous(out_dir)
-    data = {"schema_version": SCHEMA_VERSION}
+    kind = cpu_kind()
+    same_kind, other_kinds = separate_cpu_kinds(previous, kind)
+    # other_cpu_kinds comes before this kind's sections: readers that take the last notebook record find ours.
+    data = {"schema_version": SCHEMA_VERSION, "harness_version": 2, "cpu_kind": kind, "other_cpu_kinds": other_kinds}
     if args.render_only:
         if not previous:
-            raise SystemExit(f"--render-only: no results.json (schema {SCHEMA_VERSION}) "
+            raise SystemExit(f"--render-only: no results.json (schema 1 or {SCHEMA_VERSION}) "
                              f"in {scrub_paths(str(out_dir))}. "
                              "Fix: run `make bench` first.")
         data = previous
     elif args.notebooks:
-        if previous:
-            data = previous
+        if same_kind:
+            data.update({key: value for key, value in same_kind.items()
+                         if key not in ("schema_version", "cpu_kind", "other_cpu_kinds")})
         else:
             data.update({"run": {"status": "not measured: run `make bench`"}, "results": []})
         data["notebooks"] = time_course(args, log)
@@ -786,8 +1071,8 @@ def main(argv=None):
         data["run"]["seconds"] = time.perf_counter() - started  # the notebooks below are timed separately
         if args.all:
             data["notebooks"] = time_course(args, log)
-        elif previous and previous.get("notebooks", {}).get("records"):
-            data["notebooks"] = previous["notebooks"]  # measured by an earlier --notebooks run (own timestamp)
+        elif same_kind and (same_kind.get("notebooks") or {}).get("records"):
+            data["notebooks"] = same_kind["notebooks"]  # an earlier --notebooks run on this CPU kind (own timestamp)
         else:
             data["notebooks"] = {"status": "not measured: run `make bench-notebooks` (benchmarks/run.py --notebooks)"}
     data["targets"] = targets(data)

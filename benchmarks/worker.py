@@ -1,6 +1,6 @@
 """One benchmark participant: a process that holds one framework in one mode and times what it is asked to.
 
-``run.py`` starts several of these (MindSpore graph mode, MindSpore graph mode with another oneDNN ISA cap,
+``run.py`` starts several of these (MindSpore graph mode, graph mode with another oneDNN ISA cap, @ms.jit,
 MindSpore PyNative, PyTorch eager) and sends each the same tasks, one repeat at a time, taking turns, so that
 a noisy neighbour on a shared machine slows every participant alike. Protocol: one JSON object per line on
 stdin (a command), one JSON object per line back (``{"ok": true, ...}`` or ``{"ok": false, "error": ...}``).
@@ -73,8 +73,14 @@ def units_for(seconds_per_unit, target_seconds):
 class MindSporeBackend:
     """Builds and times MindSpore tasks in the mode the worker was started with."""
 
-    def __init__(self, mode, threads):
+    def __init__(self, mode, threads, host_blocking="course"):
         import course_lib  # noqa: F401  (environment defaults before mindspore)
+
+        # MS_DEV_HOST_BLOCKING_RUN: "course" keeps what course_lib and the caller set; "on"/"off" force it.
+        if host_blocking == "on":
+            os.environ["MS_DEV_HOST_BLOCKING_RUN"] = "1"
+        elif host_blocking == "off":
+            os.environ.pop("MS_DEV_HOST_BLOCKING_RUN", None)
         import mindspore as ms
 
         self.ms = ms
@@ -109,6 +115,15 @@ class MindSporeBackend:
         self.ms.set_seed(seed)
         return getattr(models, model)(num_classes=NUM_CLASSES)
 
+    def count_flops(self, model, image_size):
+        """Forward FLOPs per sample of a course model (course_lib.profiling.count_flops, conv + dense layers)."""
+        from course_lib.profiling import TRAINING_FLOPS_FACTOR, count_flops
+
+        channels = 1 if model == "lenet5" else 3
+        counted = count_flops(self.network(model, 1), (channels, image_size, image_size))
+        return {"forward_flops": counted["forward_flops"], "training_flops": counted["training_flops"],
+                "training_factor": TRAINING_FLOPS_FACTOR, "layers": len(counted["layers"])}
+
     def prepare_digits(self, path, batch_size, seed):
         """Read the digits training pipeline once and save its batches (the data every LeNet run trains on)."""
         import mindspore.dataset as ds
@@ -128,7 +143,7 @@ class MindSporeBackend:
         if kind == "lenet_epoch":
             return MindSporeLeNetEpoch(self, spec)
         if kind == "train_step":
-            return MindSporeTrainStep(self, spec)
+            return MindSporeJitStep(self, spec) if spec.get("api") == "jit" else MindSporeTrainStep(self, spec)
         if kind == "infer":
             return MindSporeInference(self, spec)
         if kind == "pipeline":
@@ -246,6 +261,32 @@ class MindSporeTrainStep:
         return {"seconds": self._run(self.units), "steps": self.units, "samples": self.units * self.batch_size}
 
 
+class MindSporeJitStep(MindSporeTrainStep):
+    """The 2.x idiom on one fixed batch: lesson 06's Trainer step, ``ms.value_and_grad`` + optimizer under
+    ``@ms.jit`` (``course_lib.trainer.Trainer(jit=True).train_step``), in a PyNative-mode process."""
+
+    def __init__(self, backend, spec):
+        import mindspore.dataset as ds
+        from mindspore import nn
+
+        from course_lib.trainer import Trainer
+
+        ms = backend.ms
+        self.batch_size = spec["batch_size"]
+        channels = 1 if spec["model"] == "lenet5" else 3
+        images, labels = random_batch(self.batch_size, channels, spec["image_size"], spec["seed"])
+        self.x, self.y = ms.Tensor(images), ms.Tensor(labels)
+        net = backend.network(spec["model"], spec["seed"])
+        loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+        optimizer = nn.Momentum(net.trainable_params(), learning_rate=LEARNING_RATE, momentum=MOMENTUM)
+        dataset = ds.NumpySlicesDataset({"image": images[None], "label": labels[None]}, shuffle=False)
+        trainer = Trainer(net, loss, optimizer, dataset, jit=True, progress=False)
+        net.set_train(True)
+        self.step = lambda x, y: trainer.train_step(x, y)[0]
+        self.target = spec.get("target_seconds", DEFAULT_TARGET_SECONDS)
+        self.units = 1
+
+
 class _TimedInference:
     """Shared timing of the inference tasks: subclasses set net, x, batch_size, target and ``_run(count)``."""
 
@@ -304,7 +345,7 @@ def _bilinear_matrix(size_in, size_out):
 
 
 class NumpyDigits:
-    """Seed 001's MNIST transforms written as a plain per-image numpy loop: Resize, Rescale x2, HWC2CHW, batch."""
+    """The programming guide's MNIST transforms as a plain per-image numpy loop: Resize, Rescale x2, HWC2CHW, batch."""
 
     def __init__(self, batch_size, image_size, seed):
         from course_lib.data import MNIST_MEAN, MNIST_STD
@@ -336,7 +377,8 @@ class NumpyDigits:
 
 
 class NumpyImageFolder:
-    """Seed 003's ImageFolder transforms as a per-image loop: PIL decode + bilinear resize, numpy crop/normalise."""
+    """The migration guide's ImageFolder transforms as a per-image loop: PIL decode + bilinear resize, numpy
+    crop/normalise."""
 
     def __init__(self, batch_size, image_size, seed):
         from course_lib.data import IMAGENET_MEAN, IMAGENET_STD
@@ -495,6 +537,21 @@ class TorchBackend:
 
         return build_torch_resnet(int(model.replace("resnet", "")), num_classes=NUM_CLASSES)
 
+    def sgemm(self, size, repeats):
+        """Best GFLOP/s of ``size`` x ``size`` fp32 matrix products (torch.matmul: MKL) with this process's threads."""
+        torch = self.torch
+        a = torch.randn(size, size)
+        b = torch.randn(size, size)
+        out = torch.empty(size, size)
+        for _ in range(3):
+            torch.matmul(a, b, out=out)
+        best = math.inf
+        for _ in range(repeats):
+            start = time.perf_counter()
+            torch.matmul(a, b, out=out)
+            best = min(best, time.perf_counter() - start)
+        return {"size": size, "repeats": repeats, "best_seconds": best, "gflops": 2 * size ** 3 / best / 1e9}
+
     def make_task(self, spec):
         kind = spec["kind"]
         if kind in ("lenet_epoch", "train_step"):
@@ -587,7 +644,8 @@ def serve(backend, protocol):
 
     info = {"pid": os.getpid(), "python": platform.python_version(), "numpy": np.__version__,
             "env": {key: os.environ.get(key) for key in ("ONEDNN_MAX_CPU_ISA", "GLOG_v", "OMP_NUM_THREADS",
-                                                          "OMP_WAIT_POLICY")},
+                                                          "OMP_WAIT_POLICY", "MS_DEV_HOST_BLOCKING_RUN",
+                                                          "MKL_ENABLE_INSTRUCTIONS")},
             **backend.info()}
     reply(ok=True, ready=True, info=info)
     for line in sys.stdin:
@@ -601,6 +659,10 @@ def serve(backend, protocol):
                 return
             if op == "prepare_digits":
                 reply(ok=True, **backend.prepare_digits(command["path"], command["batch_size"], command["seed"]))
+            elif op == "count_flops":
+                reply(ok=True, **backend.count_flops(command["model"], command["image_size"]))
+            elif op == "sgemm":
+                reply(ok=True, **backend.sgemm(command["size"], command["repeats"]))
             elif op == "setup":
                 task = backend.make_task(command["task"])
                 tasks[command["name"]] = task
@@ -623,12 +685,14 @@ def main(argv=None):
     parser.add_argument("--framework", choices=("mindspore", "torch"), required=True)
     parser.add_argument("--mode", choices=("graph", "pynative", "eager"), default="graph")
     parser.add_argument("--threads", type=int, default=0)
+    parser.add_argument("--host-blocking", choices=("course", "on", "off"), default="course",
+                        help="MS_DEV_HOST_BLOCKING_RUN: as course_lib sets it, forced to 1, or removed")
     args = parser.parse_args(argv)
     # The protocol keeps the real stdout; everything printed by Python or C++ code goes to stderr.
     protocol = os.fdopen(os.dup(sys.stdout.fileno()), "w")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     if args.framework == "mindspore":
-        backend = MindSporeBackend(args.mode, args.threads)
+        backend = MindSporeBackend(args.mode, args.threads, args.host_blocking)
     else:
         backend = TorchBackend(args.threads)
     serve(backend, protocol)

@@ -1,20 +1,22 @@
 """course_lib: the tested library behind the course "MindSpore, from training loop to inference".
 
-Importing it first matters: it sets environment defaults that MindSpore only reads at import time
-(see notebook 00 and ``course_lib.env.ENV_DEFAULTS``). Every notebook does ``import course_lib``
-before anything from ``mindspore``.
+Importing it first matters: it sets environment defaults (``course_lib.ENV_DEFAULTS``, notebook 00). MindSpore
+reads ``GLOG_v`` and ``MS_SUBMODULE_LOG_v`` when it is imported; oneDNN reads ``ONEDNN_MAX_CPU_ISA`` later, at the
+first CPU kernel (appendix A1 shows both). Every notebook does ``import course_lib`` before anything from
+``mindspore``.
 """
 import os as _os
 import sys as _sys
 import warnings as _warnings
 
-#: Read by MindSpore only when it is imported; a value already in the environment wins.
+#: Set before ``import mindspore``; a value already in the environment wins.
 ENV_DEFAULTS = {
     # MindSpore's C++/Python log level (0 debug, 1 info, 2 warning, 3 error), read when mindspore is imported
     # (mindspore/log.py). 2 keeps MindSpore's warnings visible, deprecation notes included: they teach.
     "GLOG_v": "2",
-    # oneDNN picks a reference-speed path for 3x3/7x7 convolutions on some AVX-512 CPUs; capping the
-    # instruction set at AVX2 selects the fast JIT kernels (measured: benchmarks/, notebook 00).
+    # oneDNN is one of MindSpore's two CPU kernel libraries (beside nnacl). It reads this lazily, at the first
+    # CPU kernel, not at import. On AVX-512 CPUs it otherwise picks, for some convolutions, kernels that are
+    # slower than its AVX2 ones here (appendix A1 shows the kernels it picks and measures both; benchmarks/).
     "ONEDNN_MAX_CPU_ISA": "AVX2",
     # Graph compilation of a Cell defined in a notebook logs a harmless CORE "realpath failed" error, and a
     # failed compilation logs (ANALYZER) a copy of the exception it raises anyway; both print local paths.
@@ -26,8 +28,9 @@ for _key, _value in ENV_DEFAULTS.items():
 
 if "mindspore" in _sys.modules:
     _warnings.warn(
-        "mindspore was imported before course_lib, so GLOG_v and ONEDNN_MAX_CPU_ISA set by course_lib "
-        "have no effect in this process. Fix: restart the kernel and run `import course_lib` first.",
+        "mindspore was imported before course_lib, so GLOG_v set by course_lib has no effect in this process "
+        "(and ONEDNN_MAX_CPU_ISA none once a CPU kernel has run). Fix: restart the kernel and run "
+        "`import course_lib` first.",
         RuntimeWarning,
         stacklevel=2,
     )

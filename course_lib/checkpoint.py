@@ -14,7 +14,7 @@ from pathlib import Path
 import mindspore as ms
 from mindspore import nn
 
-from .paths import relative
+from .paths import check_output_folder, relative
 
 TEMP_MARK = ".tmp-"
 
@@ -52,6 +52,10 @@ def save_checkpoint(save_obj, path, append_dict=None, crc_check=True) -> Path:
         raise ValueError(f"save_obj must be a network (nn.Cell) or a list/dict of parameters, "
                          f"got {type(save_obj).__name__}.")
     path = _checkpoint_path(path, must_exist=False)
+    blocker = next((p for p in [path.parent, *path.parent.parents] if p.exists() and not p.is_dir()), None)
+    if blocker is not None:
+        raise NotADirectoryError(f"Cannot save checkpoint {relative(path)}: {relative(blocker)} is a file, not a "
+                                 f"folder. Fix: save into a folder path, e.g. {relative(blocker.parent / 'ckpt')}.")
     path.parent.mkdir(parents=True, exist_ok=True)
     temp = path.parent / f".{path.stem}{TEMP_MARK}{uuid.uuid4().hex[:8]}.ckpt"
     try:
@@ -67,10 +71,33 @@ def save_checkpoint(save_obj, path, append_dict=None, crc_check=True) -> Path:
     return path
 
 
+#: MindSpore (``crc_check=True``) ends a .ckpt file with b"crc_num" and the CRC32 as 10 big-endian bytes.
+_CRC_RECORD = b"crc_num"
+_CRC_TAIL = len(_CRC_RECORD) + 10
+
+
+def has_crc_record(path) -> bool:
+    """Whether the .ckpt file ends with MindSpore's CRC record (written by ``save_checkpoint(crc_check=True)``)."""
+    with open(path, "rb") as handle:
+        size = handle.seek(0, os.SEEK_END)
+        if size < _CRC_TAIL:
+            return False
+        handle.seek(size - _CRC_TAIL)
+        return handle.read(len(_CRC_RECORD)) == _CRC_RECORD
+
+
 def _read(path: Path, crc_check: bool) -> dict:
     if path.stat().st_size == 0:
         raise ValueError(f"Checkpoint {relative(path)} is empty (0 bytes): it was truncated or never finished. "
                          f"Fix: use an earlier checkpoint or train again.")
+    # MindSpore 2.10's load_checkpoint(crc_check=True) only logs a warning for a file without the CRC record
+    # and loads it; the record is the file's last one, so a file cut at a record boundary would load silently.
+    if crc_check and not has_crc_record(path):
+        raise ValueError(f"Checkpoint {relative(path)} is corrupted or truncated: it has no CRC record, so its "
+                         f"integrity cannot be checked (the CRC is the file's last record: a cut file loses it; "
+                         f"a file saved without crc_check=True never had one). "
+                         f"Fix: use an earlier checkpoint or train again; if you trust a file saved without a "
+                         f"CRC, load it with crc_check=False.")
     try:
         return ms.load_checkpoint(str(path), crc_check=crc_check)
     except ValueError as error:
@@ -136,3 +163,184 @@ def latest_checkpoint(folder, prefix: str = "") -> Path | None:
                                                                                                p.stat().st_mtime)
 
     return max(files, key=order)
+
+
+# ------------------------------------------------------------------------------------------ run management
+#: ``<prefix>-<epoch>_<steps>.ckpt``, the names scripts/train.py (and ModelCheckpoint) give epoch checkpoints.
+_RUN_CHECKPOINT = re.compile(r"^(?P<prefix>.+)-(?P<epoch>\d+)_(?P<steps>\d+)\.ckpt$")
+#: Temporary files of ``save_checkpoint``: ``.<stem>.tmp-<8 hex>.ckpt`` and MindSpore's own ``….tmp``.
+_TEMP_FILE = re.compile(r"^\..+" + re.escape(TEMP_MARK) + r"[0-9a-f]{8}\.(ckpt|tmp)$")
+#: Suffix given to a checkpoint that failed to load, so it no longer counts as (or holds a keep slot of) a run's.
+DAMAGED_SUFFIX = ".damaged"
+LOCK_NAME = ".course_checkpoints.lock"
+
+
+class CheckpointFolderBusy(RuntimeError):
+    """Another live process holds the checkpoint folder's lock."""
+
+
+class CheckpointManager:
+    """Owns one run's checkpoint folder: a lock for the run's lifetime, clean-up of the course's own temporary
+    files, retention that only deletes this run's checkpoints, and resume from the newest readable one.
+
+    Use as a context manager (``with CheckpointManager(folder, "lenet5", keep=5) as manager:``). On entry the
+    folder is locked (a second run on the same folder gets ``CheckpointFolderBusy``; the lock is an OS file
+    lock, so it is released on any exit, ``kill -9`` included, and a stale lock file is simply taken over).
+    A fresh run (``resume=False``) refuses a folder that already holds ``<prefix>-<epoch>_<steps>.ckpt``
+    files of another run, unless ``overwrite=True``, which deletes them first.
+    """
+
+    def __init__(self, folder, prefix: str, keep: int = 5, resume: bool = False, overwrite: bool = False):
+        from .validation import check_int
+
+        if not isinstance(folder, (str, os.PathLike)):
+            raise TypeError(f"folder must be a folder path (str or Path), got {folder!r}. Fix: e.g. 'outputs/ckpt'.")
+        if not isinstance(prefix, str) or not prefix or "/" in prefix or os.sep in prefix:
+            raise ValueError(f"prefix must be a file-name prefix such as 'lenet5', got {prefix!r}.")
+        self.folder = Path(folder).expanduser()
+        self.prefix = prefix
+        self.keep = check_int("keep_checkpoint_max", keep, low=1)
+        self.resume, self.overwrite = bool(resume), bool(overwrite)
+        self.written = []  # checkpoints this run wrote or resumed from, oldest first
+        self._lock_fd = None
+
+    # --- folder checks and lock
+    def check_folder(self):
+        """Create the folder and prove it is writable now, before any training (a file there, a read-only or
+        full disk fail here with the folder named, not after the first epoch)."""
+        check_output_folder(self.folder, "checkpoint_dir",
+                            "pass a folder you can write to with free space, e.g. --checkpoint_dir outputs/run1",
+                            file_fix="pass a folder path (it is created if missing), e.g. --checkpoint_dir "
+                                     "outputs/run1")
+        return self.folder
+
+    def __enter__(self):
+        self.check_folder()
+        self._lock()
+        try:
+            self.clean_temp_files()
+            if not self.resume:
+                others = self.checkpoints()
+                if others and not self.overwrite:
+                    shown = ", ".join(p.name for p in others[:4]) + (" …" if len(others) > 4 else "")
+                    raise FileExistsError(
+                        f"checkpoint_dir {relative(self.folder)} already holds checkpoints of another run ({shown}). "
+                        "A new run there would mix with them (retention, eval and --resume would pick the other "
+                        "run's files). Fix: --resume to continue that run, a new --checkpoint_dir, or "
+                        "--overwrite true to delete them first.")
+                for old in others:
+                    old.unlink()
+        except BaseException:
+            self.release()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+        return False
+
+    def _lock(self):
+        import fcntl
+
+        path = self.folder / LOCK_NAME
+        while True:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                try:
+                    owner = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
+                finally:
+                    os.close(fd)
+                raise CheckpointFolderBusy(
+                    f"checkpoint_dir {relative(self.folder)} is in use by another run (process {owner}); two runs "
+                    "on one folder would overwrite each other's checkpoints. Fix: wait for it to finish, stop it, "
+                    "or pass another --checkpoint_dir.") from None
+            try:
+                same = os.fstat(fd).st_ino == os.stat(path).st_ino  # not a lock file another run just removed
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            os.close(fd)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        self._lock_fd = fd
+
+    def release(self):
+        """Release the folder lock (also done by the OS when the process ends)."""
+        if self._lock_fd is not None:
+            try:
+                (self.folder / LOCK_NAME).unlink(missing_ok=True)
+            finally:
+                os.close(self._lock_fd)
+                self._lock_fd = None
+
+    # --- files
+    def clean_temp_files(self) -> list:
+        """Delete the temporary files of interrupted ``save_checkpoint`` calls (only those) in the folder."""
+        removed = []
+        for path in self.folder.iterdir():
+            if _TEMP_FILE.match(path.name) and path.is_file():
+                path.unlink(missing_ok=True)
+                removed.append(path.name)
+        return removed
+
+    def checkpoints(self) -> list:
+        """``<prefix>-<epoch>_<steps>.ckpt`` files in the folder, newest epoch first."""
+        found = []
+        for path in self.folder.glob(f"{self.prefix}-*.ckpt") if self.folder.is_dir() else ():
+            match = _RUN_CHECKPOINT.match(path.name)
+            if match and match["prefix"] == self.prefix:
+                found.append((int(match["epoch"]), int(match["steps"]), path))
+        return [path for *_, path in sorted(found, reverse=True)]
+
+    def path_for(self, epoch: int, steps: int) -> Path:
+        return self.folder / f"{self.prefix}-{epoch}_{steps}.ckpt"
+
+    def save(self, save_obj, epoch: int, steps: int, append_dict=None) -> Path:
+        """Write ``<prefix>-<epoch>_<steps>.ckpt`` atomically, then delete this run's checkpoints beyond ``keep``.
+        A checkpoint with a non-finite value is never written (ValueError names the parameter)."""
+        _check_finite(save_obj, epoch)
+        path = save_checkpoint(save_obj, self.path_for(epoch, steps), append_dict=append_dict)
+        self.written = [p for p in self.written if p != path] + [path]
+        for old in self.written[:-self.keep]:
+            old.unlink(missing_ok=True)
+        self.written = self.written[-self.keep:]
+        return path
+
+    def set_aside(self, path: Path) -> Path:
+        """Rename a damaged checkpoint to ``<name>.damaged``: kept for inspection, out of every run's way."""
+        target = path.with_name(path.name + DAMAGED_SUFFIX)
+        os.replace(path, target)
+        return target
+
+    def resume_from(self, load):
+        """Call ``load(path)`` on the newest checkpoint first; a file that fails with ValueError is set aside and
+        the next one tried. Returns ``(result, path)`` or ``(None, None)``. The files of the run being resumed
+        become this run's (retention may delete them)."""
+        for path in self.checkpoints():
+            try:
+                result = load(path)
+            except ValueError as error:
+                if "is corrupted or truncated" not in str(error) and "is empty" not in str(error):
+                    raise
+                aside = self.set_aside(path)
+                print(f"skipping {path.name}: {str(error).splitlines()[0]} (renamed to {aside.name})", flush=True)
+                continue
+            self.written = list(reversed(self.checkpoints()))
+            return result, path
+        return None, None
+
+
+def _check_finite(save_obj, epoch):
+    import numpy as np
+
+    params = save_obj.parameters_and_names() if isinstance(save_obj, nn.Cell) else (
+        save_obj.items() if isinstance(save_obj, dict) else ((getattr(p, "name", "?"), p) for p in save_obj))
+    for name, param in params:
+        value = param.asnumpy() if hasattr(param, "asnumpy") else param
+        if hasattr(value, "dtype") and np.issubdtype(value.dtype, np.floating) and not np.isfinite(value).all():
+            raise ValueError(f"Not saving the epoch-{epoch} checkpoint: parameter {name!r} holds NaN or inf, so "
+                             "training diverged. Fix: lower --lr (or the loss scale) and train again; the last "
+                             "finite checkpoint is kept.")

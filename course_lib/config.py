@@ -1,4 +1,5 @@
-"""Seed 000's YAML configuration scaffold: defaults in the package, a user YAML on top, then overrides.
+"""The YAML configuration scaffold of the migration guide's training script: defaults in the package, a user
+YAML on top, then overrides.
 
 ``load_config(path=None, argv=None, **overrides)`` returns a ``Config`` whose keys are read as attributes
 (``cfg.batch_size``). Unknown keys and values of the wrong type are rejected with a message that names the
@@ -6,6 +7,8 @@ key, the value and the fix. YAML is read with ``yaml.safe_load`` only.
 """
 import argparse
 import copy
+import numbers
+import os
 from pathlib import Path
 
 import yaml
@@ -29,6 +32,49 @@ CHOICES = {
     "model": ("lenet5", "resnet18", "resnet34", "resnet50", "resnet101"),
     "lr_schedule": ("constant", "cosine"),
 }
+
+
+#: Keys whose value is a path: on the command line the text typed is the path (``--checkpoint_dir ~`` is the home
+#: folder, ``--data_path null`` a folder named "null"), never YAML's null.
+PATH_KEYS = ("data_path", "checkpoint_dir", "checkpoint_path")
+
+#: The valid range of every numeric key: (low, high, low_open, high_open); checked with course_lib.validation.
+#: tests/test_config.py proves that every int/float key of default.yaml has an entry.
+RANGES = {
+    "seed": (0, 2 ** 32 - 1, False, False),
+    "device_num": (1, 4096, False, False),
+    "device_id": (0, 4095, False, False),
+    "rank_id": (0, 4095, False, False),
+    "batch_size": (1, 65536, False, False),
+    "image_size": (1, 4096, False, False),
+    "num_classes": (2, 1_000_000, False, False),
+    "num_parallel_workers": (1, 1024, False, False),
+    "epochs": (1, 100_000, False, False),
+    "steps_per_epoch": (-1, None, False, False),  # -1 = whole data set; 0 is rejected separately
+    "lr": (0.0, 100.0, True, False),
+    "lr_end": (0.0, 100.0, False, False),
+    "warmup_epochs": (0, 100_000, False, False),
+    "momentum": (0.0, 1.0, False, True),
+    "weight_decay": (0.0, 1.0, False, False),
+    "label_smooth_factor": (0.0, 1.0, False, True),
+    "loss_scale": (1.0, 2.0 ** 126, False, False),
+    "save_checkpoint_epochs": (1, 100_000, False, False),
+    "keep_checkpoint_max": (1, 100_000, False, False),
+}
+
+
+def _check_range(key, value, where):
+    from .validation import check_int, check_real
+
+    low, high, low_open, high_open = RANGES[key]
+    fix = f"set {key} in your YAML or with --{key}"
+    name = f"Config key {key!r}{where}"
+    if not isinstance(low, float):
+        value = check_int(name, value, low, high, fix=fix)
+        if key == "steps_per_epoch" and value == 0:
+            raise ValueError(f"{name} must be -1 (the whole data set) or >= 1, got 0. Fix: {fix}.")
+        return value
+    return check_real(name, value, low, high, low_open, high_open, fix=fix)
 
 
 class Config:
@@ -63,12 +109,21 @@ class Config:
 
 
 def _read_yaml(path) -> dict:
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"Config path must be a file path (str or Path) or None, got {path!r} "
+                        f"({type(path).__name__}). Fix: e.g. load_config('my.yaml'), or path=None for the defaults.")
     path = Path(path).expanduser()
+    if path.is_dir():
+        raise IsADirectoryError(f"Config path {path} is a folder, not a YAML file. Fix: pass the .yaml file "
+                                f"inside it, e.g. {path / 'config.yaml'}.")
     if not path.is_file():
         raise FileNotFoundError(f"Config file {path} does not exist. Fix: pass the path of a YAML file, "
                                 f"e.g. course_lib/configs/default.yaml, or path=None for the defaults.")
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml.safe_load(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise ValueError(f"Config file {path} is not UTF-8 text (byte {error.object[error.start]:#04x} at "
+                         f"offset {error.start}). Fix: save the file as UTF-8.") from None
     except yaml.YAMLError as error:
         raise ValueError(f"Config file {path} is not valid YAML: {error}") from None
     if data is None:
@@ -87,16 +142,18 @@ def _check_value(key, value, default, source):
             return value
         if expected is int and isinstance(value, bool):
             pass
-        elif isinstance(value, expected):
-            return value
+        elif isinstance(value, expected) or (expected is int and hasattr(value, "__index__")):
+            return _check_range(key, int(value), where) if key in RANGES else value
         raise ValueError(f"Config key {key!r} must be null or {'an' if expected is int else 'a'} "
                          f"{expected.__name__}, got {value!r}{where}. Fix the value in your YAML or override.")
+    if isinstance(value, str) and isinstance(default, float):
+        value = _number_from_text(value, float)
     if isinstance(default, bool):
         ok = isinstance(value, bool)
     elif isinstance(default, int):
-        ok = isinstance(value, int) and not isinstance(value, bool)
+        ok = isinstance(value, numbers.Integral) and not isinstance(value, bool)
     elif isinstance(default, float):
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
         value = float(value) if ok else value
     else:
         ok = isinstance(value, type(default))
@@ -105,10 +162,23 @@ def _check_value(key, value, default, source):
         raise ValueError(f"Config key {key!r} must be {'an' if kind[0] in 'aeiou' else 'a'} {kind} like its "
                          f"default {default!r}, "
                          f"got {value!r} ({type(value).__name__}){where}. Fix the value in your YAML or override.")
+    if ok and key in RANGES:
+        value = _check_range(key, value, where)
     if key in CHOICES and value not in CHOICES[key]:
         raise ValueError(f"Config key {key!r} must be one of {list(CHOICES[key])}, got {value!r}{where}. "
                          f"Fix the YAML key {key}.")
     return value
+
+
+def _number_from_text(text, kind):
+    """YAML 1.1 reads ``5e-3`` (no dot) as text; a number written as text is still a number."""
+    try:
+        number = float(text.strip())
+    except ValueError:
+        return text
+    if kind is int:
+        return int(number) if number.is_integer() else text
+    return number
 
 
 def _merge(values: dict, updates: dict, defaults: dict, source: str):
@@ -141,6 +211,9 @@ def parse_overrides(argv) -> tuple:
         key = key.replace("-", "_")
         if key in ("config", "config_path"):
             config_path = raw
+            continue
+        if key in PATH_KEYS:
+            overrides[key] = raw  # a path typed on the command line is a path, even "~" or "null"
             continue
         try:
             value = yaml.safe_load(raw)

@@ -17,6 +17,7 @@ from mindspore.dataset.vision import Inter
 
 from .datagen import IGNORE_LABEL, MANIFEST_NAME, REGENERATE_HINT, SHAPES_CLASSES, SHAPES_SIZE
 from .paths import DATA_DIR
+from .validation import check_int
 
 __all__ = [
     "DIGITS_CLASSES", "SHAPES_CLASSES", "IGNORE_LABEL", "MNIST_MEAN", "MNIST_STD", "IMAGENET_MEAN", "IMAGENET_STD",
@@ -44,11 +45,9 @@ def default_num_workers() -> int:
 
 # ------------------------------------------------------------------------------------------ validation
 def _check_int(name, value, low, high=None, fix=""):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low or (
-            high is not None and value > high):
-        allowed = f"an int >= {low}" if high is None else f"an int from {low} to {high}"
-        raise ValueError(f"{name} must be {allowed}, got {value!r}." + (f" Fix: {fix}" if fix else ""))
-    return int(value)
+    allowed = "an int >= {low}" if high is None else "an int from {low} to {high}"
+    return check_int(name, value, low, high, fix, type_error=ValueError,
+                     message=f"{{name}} must be {allowed}, got {{value!r}}." + (" Fix: {fix}" if fix else ""))
 
 
 def _check_common(batch_size, train, num_parallel_workers, num_shards, shard_id):
@@ -107,12 +106,16 @@ def _resolve(path, embedded: str, what: str) -> Path:
         return verify_embedded_data(embedded)
     if not isinstance(path, (str, os.PathLike)):
         raise ValueError(f"path must be a folder path (str or Path) or None for the embedded data, got {path!r}.")
+    if not os.fspath(path).strip():
+        raise ValueError(f"Data path is empty ({os.fspath(path)!r}); expected a folder holding {what}. Fix: pass "
+                         f"that folder, or path=None (data_path: null) for the embedded data.")
     path = Path(path).expanduser()
     if not path.exists():
         raise FileNotFoundError(f"Data path {path} does not exist. Expected {what}. "
                                 f"Fix: pass the folder that holds it, or path=None for the embedded data.")
     if not path.is_dir():
-        raise ValueError(f"Data path {path} is a file; expected a folder holding {what}.")
+        raise NotADirectoryError(f"Data path {path} is a file; expected a folder holding {what}. Fix: pass the "
+                                 f"folder that holds it, or path=None for the embedded data.")
     return path
 
 
@@ -131,6 +134,22 @@ def _check_idx(path: Path, magic_dims: int):
     return dims[0]
 
 
+#: MNIST's classes: the digits 0-9.
+MNIST_NUM_CLASSES = 10
+
+
+def mnist_labels(labels_file) -> np.ndarray:
+    """The labels of an MNIST IDX label file, checked to be digits 0-9 (a corrupted byte is an error here, not a
+    label the loss silently accepts)."""
+    labels = np.frombuffer(Path(labels_file).read_bytes()[8:], np.uint8)
+    bad = np.flatnonzero(labels >= MNIST_NUM_CLASSES)
+    if bad.size:
+        raise ValueError(f"{labels_file} has {bad.size} label(s) outside 0-{MNIST_NUM_CLASSES - 1}: value "
+                         f"{int(labels[bad[0]])} at sample {int(bad[0])}. The file is corrupted. Fix: download "
+                         f"the MNIST label files again (or path=None for the embedded digits).")
+    return labels
+
+
 def _mnist_folder(root: Path, train: bool) -> Path:
     """Accept the flat MNIST layout (all four files in one folder) and the seeds' train/ + test/ layout."""
     names = _MNIST_FILES[train]
@@ -143,12 +162,25 @@ def _mnist_folder(root: Path, train: bool) -> Path:
         f"or pass path=None to use the embedded digits.")
 
 
+def _check_num_classes(num_classes, found: int, where):
+    """The labels run 0..found-1: a network with fewer outputs would train silently on out-of-range labels."""
+    if num_classes is None:
+        return
+    _check_int("num_classes", num_classes, 2, fix="pass the number of classes the network predicts.")
+    if found > num_classes:
+        raise ValueError(f"{where} has {found} classes (labels 0-{found - 1}), but num_classes is {num_classes}: "
+                         f"labels >= {num_classes} would train silently with a meaningless loss. Fix: "
+                         f"num_classes={found} (--num_classes {found}).")
+
+
 def create_mnist_dataset(path=None, batch_size=32, train=True, image_size=32, num_parallel_workers=None,
-                         num_shards=None, shard_id=None, shuffle=None, drop_remainder=None):
-    """Seed 001's MNIST pipeline in MindSpore 2.10 spelling: columns image float32 (N,1,S,S), label int32 (N,).
+                         num_shards=None, shard_id=None, shuffle=None, drop_remainder=None, num_classes=None):
+    """The MNIST pipeline of the programming guide's "Training", in MindSpore 2.10 spelling: columns image
+    float32 (N,1,S,S), label int32 (N,).
 
     ``path=None`` reads the embedded digits (1,437 train / 360 test); a real MNIST folder works the same way.
     ``train`` picks the split and the defaults: shuffle and drop the last partial batch when training.
+    ``num_classes`` (optional): the network's number of outputs, checked against the labels in the file.
     """
     workers = _check_common(batch_size, train, num_parallel_workers, num_shards, shard_id)
     _check_int("image_size", image_size, 8, fix="LeNet-5 expects 32.")
@@ -158,6 +190,8 @@ def create_mnist_dataset(path=None, batch_size=32, train=True, image_size=32, nu
     if _check_idx(images_file, 3) != _check_idx(labels_file, 1):
         raise ValueError(f"{images_file.name} and {labels_file.name} in {folder} hold different numbers of "
                          f"samples. Fix: use matching files from the same MNIST download.")
+    labels = mnist_labels(labels_file)
+    _check_num_classes(num_classes, int(labels.max()) + 1 if labels.size else 0, labels_file)
     shuffle = train if shuffle is None else shuffle
     drop_remainder = train if drop_remainder is None else drop_remainder
 
@@ -183,10 +217,13 @@ def _check_image_folder(folder: Path):
     classes = sorted(p for p in folder.iterdir() if p.is_dir())
     if not classes:
         raise ValueError(f"{folder} has no class subfolders; expected the layout class_name/xxx.png "
-                         f"(one folder per class).")
+                         f"(one folder per class). Fix: put each class's images in a subfolder named after the "
+                         f"class, or pass path=None for the embedded digits.")
     firsts = [next((f for f in sorted(c.iterdir()) if f.suffix.lower() in IMAGE_EXTENSIONS), None) for c in classes]
     if not any(firsts):
-        raise ValueError(f"The class folders of {folder} contain no images with extensions {IMAGE_EXTENSIONS}.")
+        raise ValueError(f"The class folders of {folder} ({', '.join(c.name for c in classes[:5])}) contain no "
+                         f"images with extensions {IMAGE_EXTENSIONS}. Fix: put the images into the class "
+                         f"folders, or pass path=None for the embedded digits.")
     from PIL import Image, UnidentifiedImageError
 
     for image in filter(None, firsts):  # one cheap check per class: MindData would only fail mid-epoch
@@ -200,17 +237,20 @@ def _check_image_folder(folder: Path):
 
 
 def create_imagefolder_dataset(path=None, batch_size=32, train=True, image_size=224, num_parallel_workers=None,
-                               num_shards=None, shard_id=None, shuffle=None, drop_remainder=None):
-    """Seed 003's ImageNet-style pipeline: Decode, Resize, CenterCrop, Normalize, HWC2CHW; label int32.
+                               num_shards=None, shard_id=None, shuffle=None, drop_remainder=None, num_classes=None):
+    """The ImageNet-style pipeline of the ResNet-50 migration example: Decode, Resize, CenterCrop, Normalize,
+    HWC2CHW; label int32.
 
     ``path`` is a root with ``train/`` and ``val/`` class folders (the ImageNet layout); ``None`` = the embedded
     digits as PNG files (10 classes). Images come out float32 (N,3,image_size,image_size).
+    ``num_classes`` (optional): the network's number of outputs; more class folders than that is an error.
     """
     workers = _check_common(batch_size, train, num_parallel_workers, num_shards, shard_id)
     _check_int("image_size", image_size, 8, fix="use e.g. 224 (ImageNet) or 64 (quick runs).")
     root = _resolve(path, "digits_png", "an ImageNet-style root with train/ and val/ class folders")
     folder = root / ("train" if train else "val")
-    _check_image_folder(folder)
+    classes = _check_image_folder(folder)
+    _check_num_classes(num_classes, len(classes), folder)
     shuffle = train if shuffle is None else shuffle
     drop_remainder = train if drop_remainder is None else drop_remainder
 
@@ -244,8 +284,10 @@ def create_segmentation_dataset(path=None, batch_size=16, train=True, num_parall
     root = _resolve(path, "shapes", "shapes_train.mindrecord and shapes_val.mindrecord")
     file = root / f"shapes_{'train' if train else 'val'}.mindrecord"
     if not file.is_file() or not Path(str(file) + ".db").is_file():
-        raise FileNotFoundError(f"Expected {file.name} and its index {file.name}.db in {root}. "
-                                f"{REGENERATE_HINT}")
+        fix = REGENERATE_HINT if path is None else (
+            "Fix: pass the folder that holds both files (written by course_lib.datagen), or path=None for the "
+            "embedded shapes.")
+        raise FileNotFoundError(f"Expected {file.name} and its index {file.name}.db in {root}. {fix}")
     shuffle = train if shuffle is None else shuffle
     drop_remainder = train if drop_remainder is None else drop_remainder
 

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 import psutil
+from .validation import check_int
 
 __all__ = [
     "LaunchResult", "DistributedLaunchError", "DistributedTimeoutError", "launch", "find_free_port",
@@ -116,9 +117,8 @@ class LaunchResult:
 
 # ------------------------------------------------------------------------------------------- validation
 def _check_int(name, value, low, high, fix):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not low <= value <= high:
-        raise ValueError(f"{name} must be an int from {low} to {high}, got {value!r}. Fix: {fix}")
-    return int(value)
+    return check_int(name, value, low, high, fix, type_error=ValueError,
+                     message="{name} must be an int from {low} to {high}, got {value!r}. Fix: {fix}")
 
 
 def _check_script(script) -> Path:
@@ -303,13 +303,69 @@ def _indent(text: str) -> str:
 
 
 # ----------------------------------------------------------------------------------------------- launch
+#: Inside ``log_dir``: the names of the files and folders the last ``launch`` there created (JSON list).
+LAUNCH_MANIFEST = ".course_launch_files.json"
+
+
+def _is_launch_output(name: str) -> bool:
+    """Names msrun and MindSpore write into a log folder (worker logs, scheduler log, per-rank caches)."""
+    return (re.fullmatch(r"worker_\d+\.log|rank_\d+", name) is not None
+            or name in ("scheduler.log", "msrun.log", ".interpreter"))
+
+
+def _prepare_log_dir(log_dir: Path) -> set:
+    """Remove what the previous ``launch`` into ``log_dir`` created (and only that); refuse foreign logs.
+
+    Returns the names present before this launch, so that ``_record_launch_files`` can list the new ones.
+    """
+    manifest = log_dir / LAUNCH_MANIFEST
+    previous = []
+    if manifest.is_file():
+        try:
+            previous = json.loads(manifest.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            previous = []
+    for name in previous if isinstance(previous, list) else ():
+        # only plain names of launch outputs: a hand-edited manifest cannot point outside the folder
+        if not isinstance(name, str) or "/" in name or os.sep in name or not _is_launch_output(name):
+            continue
+        old = log_dir / name
+        if old.is_dir() and not old.is_symlink():
+            shutil.rmtree(old, ignore_errors=True)
+        elif old.exists() or old.is_symlink():
+            old.unlink(missing_ok=True)
+    manifest.unlink(missing_ok=True)
+    foreign = sorted(path.name for path in log_dir.iterdir() if _is_launch_output(path.name))
+    if foreign:
+        shown = ", ".join(foreign[:6]) + (f" … ({len(foreign)} in all)" if len(foreign) > 6 else "")
+        raise ValueError(f"log_dir {log_dir} already holds {shown}, which no course launch there created; msrun "
+                         f"would overwrite or mix with them, and launch never deletes files it did not write. "
+                         f"Fix: pass an empty or new folder as log_dir (or log_dir=None for a temporary one), or "
+                         f"move those files away.")
+    return set(os.listdir(log_dir))
+
+
+def _record_launch_files(log_dir: Path, before: set, worker_num: int) -> None:
+    """List in ``LAUNCH_MANIFEST`` what this launch created (called before msrun starts, with the names it will
+    write, so that even a killed notebook kernel leaves a manifest; and again at the end)."""
+    expected = {"msrun.log", "scheduler.log", *(f"worker_{rank}.log" for rank in range(worker_num)),
+                *(f"rank_{rank}" for rank in range(worker_num))}
+    try:
+        created = sorted(name for name in (set(os.listdir(log_dir)) | expected) - before
+                         if _is_launch_output(name))
+        (log_dir / LAUNCH_MANIFEST).write_text(json.dumps(created), encoding="utf-8")
+    except OSError:
+        pass
+
+
 def launch(script, args=(), worker_num: int = 2, timeout: float = 300, log_dir=None, master_port=None,
            echo: bool = False, env=None) -> LaunchResult:
     """Run ``script`` on ``worker_num`` processes of this machine with msrun; return a ``LaunchResult``.
 
     Workers start with this process's interpreter, talk over ``127.0.0.1:<master_port>`` (a free port if None)
-    and write ``worker_<rank>.log`` into ``log_dir`` (a new temporary folder if None; old logs there are removed
-    first). ``echo`` prints the workers' own lines as they arrive, prefixed ``[rank r]``. ``env`` adds
+    and write ``worker_<rank>.log`` into ``log_dir`` (a new temporary folder if None). What an earlier ``launch``
+    wrote there is removed first, and nothing else: logs that no launch recorded are refused, never deleted.
+    ``echo`` prints the workers' own lines as they arrive, prefixed ``[rank r]``. ``env`` adds
     environment variables for the workers. If a worker fails the job is ended at once and
     ``DistributedLaunchError`` quotes that worker's log; after ``timeout`` seconds every process of the job is
     killed and ``DistributedTimeoutError`` is raised. No process of the job outlives this call.
@@ -340,12 +396,9 @@ def launch(script, args=(), worker_num: int = 2, timeout: float = 300, log_dir=N
     if log_dir.exists() and not log_dir.is_dir():
         raise ValueError(f"log_dir {log_dir} is a file; pass a folder (it is created if missing).")
     log_dir.mkdir(parents=True, exist_ok=True)
-    for old in [*log_dir.glob("worker_*.log"), log_dir / "scheduler.log", log_dir / "msrun.log"]:
-        old.unlink(missing_ok=True)
-    for old in log_dir.glob("rank_*"):  # MindSpore's per-rank compile caches from an earlier run
-        if old.is_dir():
-            shutil.rmtree(old, ignore_errors=True)
+    before = _prepare_log_dir(log_dir)
 
+    _record_launch_files(log_dir, before, worker_num)
     launch_id = uuid.uuid4().hex
     child_env = dict(os.environ)
     child_env.update(env or {})
@@ -387,6 +440,7 @@ def launch(script, args=(), worker_num: int = 2, timeout: float = 300, log_dir=N
     finally:
         # Always: kill what is still running (timeout, failure, or Ctrl+C in a notebook) and any leftover.
         _kill_job(proc, launch_id)
+        _record_launch_files(log_dir, before, worker_num)
     if echo:
         _echo_new_lines(log_dir, offsets)
     seconds = time.perf_counter() - start

@@ -1,13 +1,20 @@
-"""Seed 000's run-environment template (``init_env``) in MindSpore 2.10 spelling.
+"""The run-environment template (``init_env``) of the migration guide's training script ("Training and Inference
+Process", 训练及推理流程, r2.3) in MindSpore 2.10 spelling.
 
-What changed since the seed: ``ms.set_context(device_target=...)`` is deprecated in favour of
+What changed since that guide: ``ms.set_context(device_target=...)`` is deprecated in favour of
 ``ms.set_device(...)``; the parallel mode enum is ``ms.ParallelMode``; distributed jobs are launched with
 ``msrun`` (lesson 08) instead of rank tables or mpirun.
 """
+import os
+
 import mindspore as ms
 from mindspore.communication import get_group_size, get_rank, init
 
+from .validation import check_int
+
 DEVICE_TARGETS = ("CPU", "GPU", "Ascend")
+#: What a GPU or Ascend plugin of the wheel needs on the machine before it can load.
+RUNTIMES = {"GPU": "CUDA (and cuDNN)", "Ascend": "CANN"}
 CONTEXT_MODES = {"graph": ms.GRAPH_MODE, "pynative": ms.PYNATIVE_MODE}
 
 
@@ -23,7 +30,11 @@ def _set(cfg, key, value):
 
 
 def device_available(target: str) -> bool:
-    """Whether this MindSpore install can run on ``target`` (the CPU wheel has neither GPU nor Ascend)."""
+    """Whether this MindSpore install can run on ``target``.
+
+    The 2.10 wheel ships GPU and Ascend plugins (``mindspore/lib/plugin/``); they load only where the CUDA or
+    CANN runtime is installed, so on a plain CPU machine only "CPU" is available.
+    """
     if target == "CPU":
         return True
     backend = getattr(ms.device_context, target.lower(), None)
@@ -34,9 +45,21 @@ def device_available(target: str) -> bool:
 
 
 def _check_int(key, value, low):
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ValueError(f"Invalid {key}: {value!r}, should be an int >= {low}. Fix the config key {key}.")
-    return value
+    return check_int(key, value, low, message="Invalid {name}: {value!r}, should be an int >= {low}. "
+                                               "Fix the config key {name}.", type_error=ValueError)
+
+
+def _check_cfg(cfg):
+    """``cfg`` must be a Config, a dict or a config object (argparse Namespace, ...): checked before any global
+    state (seed, mode, device) is touched."""
+    if isinstance(cfg, (str, bytes, os.PathLike)):
+        raise TypeError(f"init_env takes a loaded config, not a file path: got {os.fspath(cfg)!r}. Fix: "
+                        f"init_env(load_config({os.fspath(cfg)!r})).")
+    if isinstance(cfg, dict) or (hasattr(cfg, "__dict__") and not isinstance(cfg, type)):
+        return
+    raise TypeError(f"init_env needs a config (course_lib.config.Config or a dict), got {cfg!r} "
+                    f"({type(cfg).__name__}). Fix: init_env(load_config()) for the defaults, or "
+                    f"init_env(load_config('my.yaml')).")
 
 
 def _runtime_started() -> bool:
@@ -63,9 +86,10 @@ def init_env(cfg):
     """Seed, device target, graph/PyNative mode and standalone vs data-parallel set-up, from a config.
 
     ``cfg`` is a ``course_lib.config.Config`` (or a dict) with keys seed, device_target, context_mode,
-    device_num, device_id and optionally all_reduce_fusion_config. Like the seed it writes back the resolved
-    device_target, device_num and rank_id. Returns ``cfg``.
+    device_num, device_id and optionally all_reduce_fusion_config. Like the migration guide's version it writes
+    back the resolved device_target, device_num and rank_id. Returns ``cfg``.
     """
+    _check_cfg(cfg)
     seed = _check_int("seed", _get(cfg, "seed", 1), 0)
     ms.set_seed(seed)
 
@@ -76,9 +100,12 @@ def init_env(cfg):
         raise ValueError(f"Invalid device_target: {target!r}, should be in [None, 'Ascend', 'GPU', 'CPU']. "
                          f"Fix the config key device_target (None picks the best available device).")
     if not device_available(target):
+        runtime = RUNTIMES[target]
         raise RuntimeError(f"device_target {target!r} is not available in this MindSpore install "
-                           f"({ms.__version__}, which supports only what its wheel was built for). Fix: set "
-                           f"device_target to 'CPU' or None, or install the MindSpore {target} package.")
+                           f"({ms.__version__}): the wheel carries a {target} plugin (mindspore/lib/plugin/), but "
+                           f"it cannot load because the {runtime} runtime libraries are missing on this machine. "
+                           f"Fix: set device_target to 'CPU' or None, or run on a machine with a {target} device "
+                           f"and {runtime} installed.")
     mode = _get(cfg, "context_mode", "graph")
     if mode not in CONTEXT_MODES:
         raise ValueError(f"Invalid context_mode: {mode!r}, should be in ['graph', 'pynative']. "

@@ -17,8 +17,8 @@ from mindspore import Tensor, nn
 
 from .paths import relative
 
-__all__ = ["Predictions", "predict", "expected_input_shape", "export_mindir", "load_mindir", "softmax",
-           "GraphEvalCell", "MINDIR_SINGLE_FILE_LIMIT"]
+__all__ = ["Predictions", "predict", "expected_input_shape", "export_mindir", "load_mindir", "mindir_input_shapes",
+           "MindIRCell", "softmax", "GraphEvalCell", "MINDIR_SINGLE_FILE_LIMIT"]
 
 #: ``ms.export`` writes parameters above this size (1 GiB) into a separate ``<name>_variables/`` folder; such
 #: a multi-file export cannot be renamed into place as one file, so ``export_mindir`` refuses it.
@@ -89,9 +89,15 @@ def expected_input_shape(net):
     """What a single input image must look like, as (C, H, W) with ``None`` for sizes the network accepts freely.
 
     Read from the network: a ``LeNet5`` needs (in_channels, 32, 32); another network with a first ``Conv2d``
-    needs its ``in_channels``; a ``GraphCell`` from a MindIR file cannot tell, so the result is ``None``.
+    needs its ``in_channels``; a ``MindIRCell`` (from ``load_mindir``) has the shape it was exported with; a plain
+    ``nn.GraphCell`` cannot tell, so the result is ``None``.
     """
     _check_net(net)
+    if isinstance(net, MindIRCell):
+        shape = net.input_shapes[0] if len(net.input_shapes) == 1 else None
+        if shape is None or len(shape) != 4:
+            return None
+        return tuple(None if d < 0 else d for d in shape[1:])
     from .models.lenet import LENET_INPUT_SIZE, LeNet5  # local import: models import mindspore.nn only
 
     if isinstance(net, LeNet5):
@@ -264,7 +270,50 @@ def load_mindir(path) -> nn.GraphCell:
     except RuntimeError as error:
         raise ValueError(f"MindIR file {relative(path)} could not be loaded: it is corrupted, truncated, encrypted "
                          f"or not a MindIR file. Fix: export it again with export_mindir.") from error
-    return nn.GraphCell(graph)
+    return MindIRCell(graph, mindir_input_shapes(path), relative(path))
+
+
+def mindir_input_shapes(path) -> list:
+    """The input shapes a MindIR file was exported with, e.g. ``[(1, 1, 32, 32)]``; -1 marks a free axis
+    (``dynamic_batch=True``). Read from the file's protobuf header; ``[]`` if it cannot be read."""
+    from mindspore.train.mind_ir_pb2 import ModelProto
+
+    model = ModelProto()
+    try:
+        model.ParseFromString(Path(path).read_bytes())
+    except Exception:  # noqa: BLE001 - an unreadable header only means "shape unknown"; ms.load judges the file
+        return []
+    return [tuple(int(d) for d in item.tensor[0].dims) for item in model.graph.input if item.tensor]
+
+
+class MindIRCell(nn.GraphCell):
+    """An ``nn.GraphCell`` that knows the input shapes it was exported with and checks every call against them,
+    so a wrong input names both shapes instead of failing deep inside an operator (MatMul's
+    "x1_col 256 vs x2_row 400" for a 28x28 image fed to LeNet-5's 32x32 graph). Every axis but the batch axis
+    is checked."""
+
+    def __init__(self, graph, input_shapes, source="the MindIR graph"):
+        super().__init__(graph)
+        self.input_shapes = [tuple(shape) for shape in input_shapes]
+        self.source = str(source)
+
+    def __call__(self, *args, **kwargs):
+        if self.input_shapes and not kwargs:
+            _check_graph_inputs(self.source, self.input_shapes, args)
+        return super().__call__(*args, **kwargs)
+
+
+def _check_graph_inputs(source, expected, args):
+    if len(args) != len(expected):
+        raise ValueError(f"{source} takes {len(expected)} input(s) (exported shapes {expected}), got {len(args)}. "
+                         f"Fix: call it with exactly the inputs it was exported with.")
+    for index, (arg, want) in enumerate(zip(args, expected)):
+        got = tuple(getattr(arg, "shape", ()))
+        # The batch axis is not checked: MindSpore 2.10 runs a graph exported for batch 1 on any batch size.
+        if len(got) != len(want) or any(w >= 0 and g != w for g, w in list(zip(got, want))[1:]):
+            shown = "(N, " + ", ".join("any" if w < 0 else str(w) for w in want[1:]) + ")"
+            raise ValueError(f"input {index} of {source} must have shape {shown} (exported as {want}), got {got}. "
+                             f"Fix: preprocess like the exported input (same rank, image size and channels).")
 
 
 class GraphEvalCell(nn.Cell):

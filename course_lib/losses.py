@@ -1,20 +1,29 @@
-"""Cross-entropy with label smoothing (seed 003's ``CrossEntropySmooth``) in MindSpore 2.10 spelling.
+"""Cross-entropy with label smoothing (the ``CrossEntropySmooth`` of the migration guide's ResNet-50 example,
+"Network Migration Debugging Example", r1.7) in MindSpore 2.10 spelling.
 
 Label smoothing replaces the one-hot target by ``on_value`` for the true class and ``off_value`` for every
 other class. Two conventions are in use, and they differ for the same ``smooth_factor`` ``s`` and ``K`` classes:
 
-* ``convention="seed"`` (seed 003, MindSpore model zoo): ``on = 1 - s``, ``off = s / (K - 1)``.
+* ``convention="seed"`` (the ResNet-50 migration example, MindSpore model zoo): ``on = 1 - s``,
+  ``off = s / (K - 1)``. (``"seed"`` is the API value's historical name.)
 * ``convention="pytorch"`` (``torch.nn.CrossEntropyLoss(label_smoothing=s)``): the mass ``s`` is spread over
   all ``K`` classes, the true one included: ``on = 1 - s + s / K``, ``off = s / K``.
 
 They give the same targets when ``s_seed = s_pytorch * (K - 1) / K`` (see :func:`seed_factor_from_pytorch`).
+
+For PyTorch's convention, prefer MindSpore's built-in ``nn.CrossEntropyLoss(label_smoothing=s)``: it uses the same
+convention as ``torch.nn.CrossEntropyLoss`` (lesson 07 shows both give the same value). ``convention="pytorch"``
+here exists for comparisons with the model-zoo convention.
 """
 from numbers import Integral, Real
+
+import numpy as np
 
 import mindspore as ms
 from mindspore import Tensor, nn, ops
 
-__all__ = ["CrossEntropySmooth", "smoothed_target_values", "seed_factor_from_pytorch", "pytorch_factor_from_seed"]
+__all__ = ["CrossEntropySmooth", "check_labels", "smoothed_target_values", "seed_factor_from_pytorch",
+           "pytorch_factor_from_seed"]
 
 CONVENTIONS = ("seed", "pytorch")
 REDUCTIONS = ("mean", "sum", "none")
@@ -43,7 +52,7 @@ def pytorch_factor_from_seed(smooth_factor: float, num_classes: int) -> float:
 def _check_smoothing_args(smooth_factor, num_classes, convention):
     if convention not in CONVENTIONS:
         raise ValueError(f"convention must be one of {CONVENTIONS}, got {convention!r}. Fix: use 'seed' for "
-                         "seed 003's off = s/(K-1), or 'pytorch' to match torch's label_smoothing.")
+                         "the model zoo's off = s/(K-1), or 'pytorch' to match torch's label_smoothing.")
     if isinstance(num_classes, bool) or not isinstance(num_classes, Integral) or num_classes < 2:
         raise ValueError(f"num_classes must be an int >= 2, got {num_classes!r}. Fix: pass the number of "
                          "classes the network predicts, e.g. 10.")
@@ -52,10 +61,33 @@ def _check_smoothing_args(smooth_factor, num_classes, convention):
                          "smoothing or a small value such as 0.1.")
 
 
+def check_labels(labels, num_classes, where="labels"):
+    """Raise ValueError if integer class labels (Tensor or numpy) fall outside ``[0, num_classes)``."""
+    if isinstance(labels, Tensor):
+        labels = labels.asnumpy()
+    if not isinstance(labels, np.ndarray) or labels.size == 0:
+        return
+    if labels.dtype.kind not in "iu":
+        raise ValueError(f"{where} must be integer class indices (sparse=True), got dtype {labels.dtype}. Fix: "
+                         f"cast them, e.g. labels.astype(np.int32), or use sparse=False for (N, K) probabilities.")
+    bad = np.flatnonzero((labels < 0) | (labels >= num_classes))
+    if bad.size:
+        raise ValueError(f"{where} must lie in [0, {num_classes}) for num_classes={num_classes}, got "
+                         f"{bad.size} label(s) outside, e.g. {int(labels.reshape(-1)[bad[0]])} at position "
+                         f"{int(bad[0])}. Fix: set num_classes to the number of classes in the data, or fix the "
+                         f"labels (a corrupted label file?).")
+
+
 class CrossEntropySmooth(nn.LossBase):
     """Softmax cross-entropy on logits ``(N, K)`` with integer labels ``(N,)`` and optional label smoothing.
 
     With ``sparse=False`` the labels are already a ``(N, K)`` distribution and are used unchanged.
+
+    Labels outside ``[0, num_classes)`` would become an all-``off_value`` row of the one-hot target and train
+    silently with a meaningless (lower) loss. Called from Python (PyNative mode, or the loss called on its own),
+    the sparse labels are checked and such a label raises ValueError naming it. Inside a compiled graph (graph
+    mode ``Model.train``, ``ms.jit``) only ``construct`` runs and values cannot be checked cheaply: there the data
+    readers (``course_lib.data``) and ``scripts/train.py`` check the labels where they enter.
     """
 
     def __init__(self, sparse=True, reduction="mean", smooth_factor=0.0, num_classes=1000, convention="seed"):
@@ -73,6 +105,11 @@ class CrossEntropySmooth(nn.LossBase):
         self.on_value = Tensor(on_value, ms.float32)
         self.off_value = Tensor(off_value, ms.float32)
         self.ce = nn.SoftmaxCrossEntropyWithLogits(reduction=reduction)
+
+    def __call__(self, *args, **kwargs):
+        if self.sparse and len(args) == 2 and not kwargs:
+            check_labels(args[1], self.num_classes)
+        return super().__call__(*args, **kwargs)
 
     def construct(self, logits, labels):
         if self.sparse:

@@ -1,6 +1,6 @@
 """Segmentation metric for ``Model.eval``: mean intersection-over-union (mIoU) from a confusion matrix.
 
-Seed 002 wraps ``nn.ConfusionMatrix`` and casts with ``np.int`` (removed in NumPy 1.24); this version counts
+The blog post wraps ``nn.ConfusionMatrix`` and casts with ``np.int`` (removed in NumPy 1.24); this version counts
 the confusion matrix itself with one ``np.bincount`` per batch and checks its inputs, following the
 mmsegmentation convention: rows = ground-truth label, columns = prediction, pixels labelled ``ignore_label``
 are skipped, and a class absent from both labels and predictions has IoU NaN and is left out of the mean.
@@ -92,6 +92,10 @@ class MIoU(Metric):
         if not np.issubdtype(label.dtype, np.integer):
             raise ValueError(f"MIoU.update: label must hold integer class ids, got dtype {label.dtype}. "
                              "Fix: pass the label map (N, H, W) as int32, not one-hot or float scores.")
+        if label.ndim < 3 or label.shape[0] == 0:
+            raise ValueError(f"MIoU.update: label must be a batch of label maps (N, H, W) with N >= 1, got shape "
+                             f"{label.shape}. Fix: keep the batch axis (e.g. label[None] for one image) and pass "
+                             "a non-empty batch.")
         pred = self._pred_to_label_map(pred, label)
 
         counted = label != self.ignore_label if self.ignore_label is not None else np.ones(label.shape, bool)
@@ -126,6 +130,11 @@ class MIoU(Metric):
         if pred.shape == logits_shape:
             if not (np.issubdtype(pred.dtype, np.floating) or np.issubdtype(pred.dtype, np.integer)):
                 raise ValueError(f"MIoU.update: logits must be numbers, got dtype {pred.dtype}.")
+            if np.issubdtype(pred.dtype, np.floating) and not np.isfinite(pred).all():
+                bad = int((~np.isfinite(pred)).sum())
+                raise ValueError(f"MIoU.update: logits hold {bad} NaN/inf value(s), so the argmax (the predicted "
+                                 "class) is undefined. Fix: the network diverged or overflowed; check the loss and "
+                                 "learning rate, or evaluate a finite checkpoint.")
             return pred.argmax(axis=1)
         raise ValueError(f"MIoU.update: pred shape {pred.shape} does not match label shape {label.shape}. "
                          f"Allowed: logits {logits_shape} (N, C, H, W) with C = num_classes = {self.num_classes}, "

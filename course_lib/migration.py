@@ -1,4 +1,5 @@
-"""Migrating a ResNet from PyTorch (seed 003): a torchvision-named reference and a weight converter.
+"""Migrating a ResNet from PyTorch (the migration guide's "Network Migration Debugging Example", r1.7): a
+torchvision-named reference and a weight converter.
 
 ``build_torch_resnet`` rebuilds torchvision's ResNet v1.5 with torchvision's module names (so a real torchvision
 ``state_dict`` loads into it) without needing torchvision. ``convert_torch_state_dict`` maps such a state dict
@@ -265,7 +266,7 @@ class _StepCounter:
 
 
 def make_torch_train_step(model, learning_rates, momentum=0.9, weight_decay=0.0, label_smoothing=0.0):
-    """Return ``step(images, labels) -> loss``: one PyTorch SGD step of seed 003's recipe per call.
+    """Return ``step(images, labels) -> loss``: one PyTorch SGD step of the ResNet-50 migration example's recipe.
 
     ``torch.optim.SGD(momentum, weight_decay)`` over :func:`torch_param_groups` (no decay on BN/bias),
     ``CrossEntropyLoss(label_smoothing=...)``, learning rate ``learning_rates[i]`` at the i-th call, model in train
@@ -299,22 +300,21 @@ def make_mindspore_train_step(net, learning_rates, momentum=0.9, weight_decay=0.
     """Return ``step(images, labels) -> loss``: the same recipe in MindSpore, one ``TrainOneStepCell`` call each.
 
     ``nn.Momentum`` over ``course_lib.optim.param_groups`` (no decay on BN gamma/beta and biases) with the
-    per-step ``learning_rates``, and ``CrossEntropySmooth(convention="pytorch")``. Runs in the current mode
-    (graph mode compiles on the first call). ``num_classes`` defaults to the width of a ResNet's ``end_point``.
+    per-step ``learning_rates``, and MindSpore's built-in ``nn.CrossEntropyLoss(label_smoothing=...)``, which
+    uses PyTorch's convention (``1 - eps + eps/K`` on the true class, ``eps/K`` elsewhere). Runs in the current
+    mode (graph mode compiles on the first call). ``num_classes`` is accepted for compatibility and not needed
+    (the built-in loss reads the number of classes from the logits).
     """
     import mindspore as ms
     from mindspore import nn
 
-    from course_lib.losses import CrossEntropySmooth
     from course_lib.optim import param_groups
 
     counter = _StepCounter(_check_recipe(learning_rates, momentum, weight_decay, label_smoothing))
-    if num_classes is None:
-        if not hasattr(net, "end_point"):
-            raise ValueError(f"num_classes is needed for {type(net).__name__} (it has no end_point classifier to "
-                             "read it from). Fix: pass num_classes=<number of logits>.")
-        num_classes = int(net.end_point.weight.shape[0])
-    loss_fn = CrossEntropySmooth(smooth_factor=label_smoothing, num_classes=num_classes, convention="pytorch")
+    if num_classes is not None and (isinstance(num_classes, bool) or not isinstance(num_classes, int)
+                                    or num_classes < 2):
+        raise ValueError(f"num_classes must be an int >= 2 (or None), got {num_classes!r}. Fix: leave it out.")
+    loss_fn = nn.CrossEntropyLoss(label_smoothing=float(label_smoothing))
     optimizer = nn.Momentum(param_groups(net, weight_decay), learning_rate=counter.learning_rates, momentum=momentum)
     train_step = nn.TrainOneStepCell(nn.WithLossCell(net, loss_fn), optimizer)
     train_step.set_train(True)

@@ -1,10 +1,10 @@
 """Read what MindSpore's Python logger says inside a block, instead of letting it print.
 
-``GLOG_v=3`` (set by ``import course_lib``) hides MindSpore's warnings, including the deprecation notes that
-matter when updating old code (``context.set_context(device_target=...)``, ``mindspore.Profiler``). And its
-error messages print absolute local paths. ``capture_mindspore_log`` collects the messages of a block at a
-chosen level, with local paths removed, so a lesson can show them. Only the Python logger is captured; the
-C++ side (glog) writes straight to the process's stderr.
+``import course_lib`` sets ``GLOG_v=2``, so MindSpore's warnings, including the deprecation notes that matter
+when updating old code (``context.set_context(device_target=...)``), print to stderr. They print mixed with other
+output, and its messages can carry absolute local paths. ``capture_mindspore_log`` collects the messages of a
+block at a chosen level, with local paths removed, so a lesson can show them in its output (or hide INFO noise).
+Only the Python logger is captured; the C++ side (glog) writes straight to the process's stderr.
 """
 import contextlib
 import logging

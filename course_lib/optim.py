@@ -1,13 +1,15 @@
-"""Optimizer parameter groups: weight decay on weights, none on BatchNorm gamma/beta and biases (seed 003).
+"""Optimizer parameter groups: weight decay on weights, none on BatchNorm gamma/beta and biases.
 
 Decaying a BatchNorm scale or a bias pulls it towards 0 without any regularising benefit, so ResNet recipes
-exclude them. Seed 003 tests ``'beta' in param.name`` (a substring); here the *last* part of the name
-is compared, so a weight inside a cell called e.g. ``debias_proj`` still gets decay.
+exclude them (the migration guide's ResNet-50 example does). That example tests ``'beta' in param.name`` (a
+substring); here the *last* part of the name is compared, so a weight inside a cell called e.g. ``debias_proj``
+still gets decay. In plain MindSpore the same groups are
+``[{"params": decayed, "weight_decay": wd}, {"params": others, "weight_decay": 0.0}, {"order_params": params}]``.
 """
-import math
-import numbers
 
 from mindspore import nn
+
+from .validation import check_real
 
 __all__ = ["NO_DECAY_NAMES", "split_weight_decay_params", "param_groups"]
 
@@ -50,10 +52,9 @@ def param_groups(net, weight_decay, no_decay_names=NO_DECAY_NAMES):
     and gradient tuples rely on it). Empty groups are left out, because MindSpore rejects a group without
     parameters. Use as ``nn.Momentum(param_groups(net, 1e-4), learning_rate=0.1, momentum=0.9)``.
     """
-    if isinstance(weight_decay, bool) or not isinstance(weight_decay, numbers.Real) \
-            or not math.isfinite(weight_decay) or weight_decay < 0:
-        raise ValueError(f"weight_decay must be a finite number >= 0, got {weight_decay!r}. "
-                         "Fix: pass e.g. 1e-4 (0 disables weight decay).")
+    weight_decay = check_real("weight_decay", weight_decay, 0, fix="pass e.g. 1e-4 (0 disables weight decay).",
+                              type_error=ValueError, message="{name} must be a finite number >= 0, got {value!r}. "
+                                                             "Fix: {fix}")
     decayed, not_decayed = split_weight_decay_params(net, no_decay_names)
     groups = []
     if decayed:

@@ -12,6 +12,7 @@ import numpy as np
 import mindspore.dataset as ds
 
 from .lesson import scrub_paths
+from .validation import check_int
 
 __all__ = ["Throughput", "measure_throughput", "compare_workers", "expected_steps", "is_batched",
            "sample_fingerprints", "pipeline_error_message", "show_pipeline_error"]
@@ -27,9 +28,8 @@ def _check_dataset(dataset):
 
 
 def _check_int(name, value, low, fix):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-        raise ValueError(f"{name} must be an int >= {low}, got {value!r}. Fix: {fix}")
-    return int(value)
+    return check_int(name, value, low, fix=fix, type_error=ValueError,
+                     message="{name} must be an int >= {low}, got {value!r}. Fix: {fix}")
 
 
 def is_batched(dataset) -> bool:

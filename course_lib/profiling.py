@@ -1,8 +1,8 @@
 """Profile a few training or inference steps on CPU with ``mindspore.profiler`` and read the op-time table.
 
-MindSpore 2.10 keeps seed 003's ``mindspore.Profiler`` but logs that it "will be deprecated" in favour of
-``mindspore.profiler.profile``; both work on CPU (measured in lesson 09). The CPU results land in
-``<output_dir>/<host>_<pid>_<time>_ascend_ms/FRAMEWORK/cpu_op_type_info_0.csv`` (one row per op type).
+MindSpore 2.10 keeps the ``mindspore.Profiler`` of the migration guide's ResNet-50 example but logs that it "will be
+deprecated" in favour of ``mindspore.profiler.profile``; both work on CPU (measured in lesson 09). The CPU results
+land in ``<output_dir>/<host>_<pid>_<time>_ascend_ms/FRAMEWORK/cpu_op_type_info_0.csv`` (one row per op type).
 """
 import contextlib
 import csv
@@ -15,7 +15,8 @@ from pathlib import Path
 
 from .paths import relative
 
-__all__ = ["OpTime", "profile_steps", "op_time_table", "format_op_table", "PROFILE_SUFFIX", "OP_TYPE_FILE"]
+__all__ = ["OpTime", "profile_steps", "op_time_table", "format_op_table", "PROFILE_SUFFIX", "OP_TYPE_FILE",
+           "LayerFlops", "count_flops", "TRAINING_FLOPS_FACTOR"]
 
 #: Every profiling run writes one folder whose name ends like this.
 PROFILE_SUFFIX = "_ascend_ms"
@@ -135,3 +136,78 @@ def format_op_table(rows) -> str:
         lines.append(f"{row.op_type:<36} {row.calls:>6} {row.total_ms:>10.2f} {row.avg_ms:>9.3f} "
                      f"{row.share:>7.1%}")
     return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------------------ FLOP counting
+#: Convention of the roofline numbers: a training step (forward, backward for activations and weights, update)
+#: costs about 3x the forward pass's FLOPs (the two backward matrix products each cost as much as the forward one).
+TRAINING_FLOPS_FACTOR = 3
+
+
+@dataclass(frozen=True)
+class LayerFlops:
+    """Multiply-accumulates of one ``nn.Conv2d`` or ``nn.Dense`` call for ONE input sample."""
+
+    name: str
+    kind: str  # "conv2d" or "dense"
+    output_shape: tuple  # without the batch dimension
+    macs: int
+
+    @property
+    def flops(self) -> int:
+        return 2 * self.macs  # one multiply-accumulate = 2 floating-point operations
+
+
+def count_flops(net, input_shape) -> dict:
+    """Forward FLOPs per sample of ``net`` counted from its ``nn.Conv2d`` and ``nn.Dense`` layers.
+
+    ``input_shape`` is one sample's shape, e.g. ``(3, 224, 224)``. The network runs once on zeros (batch 1) in
+    PyNative mode with forward hooks that read each layer's output shape; the mode is restored afterwards.
+    Convention: a multiply-accumulate is 2 FLOPs; a convolution costs ``output elements x (in_channels / group)
+    x kernel height x kernel width`` MACs, a dense layer ``outputs x in_channels``. Biases, batch norm,
+    activations, pooling and the loss are not counted (they are a few % of a ResNet's FLOPs).
+    Returns ``{"layers": [LayerFlops, ...], "macs": int, "forward_flops": int,
+    "training_flops": int}`` (training = ``TRAINING_FLOPS_FACTOR`` x forward).
+    """
+    import mindspore as ms
+    import numpy as np
+    from mindspore import nn
+
+    if not isinstance(net, nn.Cell):
+        raise TypeError(f"net must be a mindspore.nn.Cell, got {type(net).__name__}.")
+    shape = tuple(input_shape) if isinstance(input_shape, (tuple, list)) else None
+    if not shape or not all(isinstance(n, numbers.Integral) and not isinstance(n, bool) and n > 0 for n in shape):
+        raise ValueError(f"input_shape must be one sample's shape as positive ints, e.g. (3, 224, 224), "
+                         f"got {input_shape!r}.")
+    layers, handles = [], []
+
+    def hook(name, kind):
+        def record(cell, args, output):
+            out_shape = tuple(int(n) for n in output.shape[1:])
+            out_elements = int(np.prod(out_shape))
+            if kind == "conv2d":
+                kernel_h, kernel_w = cell.kernel_size
+                macs = out_elements * (cell.in_channels // cell.group) * kernel_h * kernel_w
+            else:
+                macs = out_elements * cell.in_channels
+            layers.append(LayerFlops(name, kind, out_shape, int(macs)))
+        return record
+
+    for name, cell in net.cells_and_names():
+        if isinstance(cell, nn.Conv2d):
+            handles.append(cell.register_forward_hook(hook(name, "conv2d")))
+        elif isinstance(cell, nn.Dense):
+            handles.append(cell.register_forward_hook(hook(name, "dense")))
+    mode, training = ms.get_context("mode"), net.training
+    try:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+        net.set_train(False)
+        net(ms.Tensor(np.zeros((1, *shape), np.float32)))
+    finally:
+        for handle in handles:
+            handle.remove()
+        net.set_train(training)
+        ms.set_context(mode=mode)
+    macs = sum(layer.macs for layer in layers)
+    return {"layers": layers, "macs": macs, "forward_flops": 2 * macs,
+            "training_flops": TRAINING_FLOPS_FACTOR * 2 * macs}

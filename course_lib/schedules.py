@@ -1,30 +1,38 @@
-"""Learning-rate schedules as per-step lists, the form MindSpore optimizers accept as a dynamic learning rate.
+"""Learning-rate schedules: per-step lists, or MindSpore ``LearningRateSchedule`` cells built from the built-ins.
 
-Seed 003 builds its cosine schedule with ``nn.cosine_decay_lr(lr_end, lr, total, step_size, config.warmup)``:
-the fifth argument is ``decay_epoch`` (how many epochs the cosine spans), not a warmup length, so the learning
-rate reaches its minimum after ``warmup`` epochs and stays there. :func:`cosine_lr` takes the warmup and the
-decay length separately.
+MindSpore optimizers accept both as a dynamic learning rate: a list (one float per step, stored as a Parameter)
+or a ``nn.LearningRateSchedule`` cell that computes the rate from the optimizer's global step. The cells here are
+MindSpore's own ``nn.WarmUpLR`` and ``nn.CosineDecayLR``; :func:`warmup_cosine_schedule` joins them. The lists
+are the same curves written out in Python float64 (``nn.CosineDecayLR`` computes in float32), which
+``scripts/train.py`` and the lessons use and the tests check against the closed form.
+
+The functions of ``nn/dynamic_lr.py`` (``nn.cosine_decay_lr``, ``nn.warmup_lr``, ...) are "deprecated and will be
+removed after version 2.9.0" (their docstrings), so nothing here uses them. The migration guide's "Network
+Migration Debugging Example" calls ``nn.cosine_decay_lr(lr_end, lr, total, step_size, config.warmup)``: the fifth
+argument is ``decay_epoch`` (how many epochs the cosine spans), not a warmup length, so the learning rate reaches
+its minimum after ``warmup`` epochs and stays there. :func:`cosine_lr` takes the warmup and the decay length
+separately.
 """
 import math
-import numbers
 
-from mindspore import nn
+import mindspore as ms
+from mindspore import nn, ops
+from mindspore.nn.learning_rate_schedule import LearningRateSchedule
+from .validation import check_int, check_real
 
-__all__ = ["cosine_lr", "linear_warmup_lr", "cosine_decay_steps"]
+__all__ = ["cosine_lr", "linear_warmup_lr", "cosine_decay_steps", "warmup_cosine_schedule", "WarmupCosineDecayLR",
+           "schedule_values"]
 
 
 def _check_real(name, value, fix):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
-        raise TypeError(f"{name} must be a finite real number, got {value!r} ({type(value).__name__}). Fix: {fix}")
-    return float(value)
+    return check_real(name, value, fix=fix, message="{name} must be a finite real number, got {value!r} ({type}). "
+                                                    "Fix: {fix}")
 
 
 def _check_int(name, value, minimum, fix):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an int, got {value!r} ({type(value).__name__}). Fix: {fix}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}. Fix: {fix}")
-    return int(value)
+    return check_int(name, value, minimum, fix=fix,
+                     message=("{name} must be an int, got {value!r} ({type}). Fix: {fix}",
+                              "{name} must be >= {low}, got {value}. Fix: {fix}"))
 
 
 def linear_warmup_lr(lr_max, warmup_steps):
@@ -53,15 +61,17 @@ def _check_lr_pair(lr_max, lr_min):
 
 
 def cosine_decay_steps(lr_max, lr_min, decay_steps):
-    """Per-step cosine from ``lr_max`` towards ``lr_min``, computed by ``nn.cosine_decay_lr``.
+    """Per-step cosine from ``lr_max`` towards ``lr_min``: ``nn.CosineDecayLR(lr_min, lr_max, decay_steps)``
+    evaluated at steps ``0 … decay_steps - 1``, in float64.
 
-    ``nn.cosine_decay_lr`` holds the rate constant within an epoch; passing ``step_per_epoch=1`` and
-    ``decay_epoch=decay_steps`` makes every step its own "epoch", i.e. a smooth per-step curve:
-    ``lr[i] = lr_min + 0.5 * (lr_max - lr_min) * (1 + cos(pi * i / decay_steps))``.
+    ``lr[i] = lr_min + 0.5 * (lr_max - lr_min) * (1 + cos(pi * i / decay_steps))`` (the same float64 arithmetic,
+    in the same order, as the deprecated ``nn.cosine_decay_lr(lr_min, lr_max, decay_steps, 1, decay_steps)``, so
+    results are bit-identical to what the course computed with it before).
     """
     lr_max, lr_min = _check_lr_pair(lr_max, lr_min)
     decay_steps = _check_int("decay_steps", decay_steps, 1, "pass the number of steps to decay over, e.g. 1000.")
-    return nn.cosine_decay_lr(lr_min, lr_max, decay_steps, 1, decay_steps)
+    delta = 0.5 * (lr_max - lr_min)
+    return [lr_min + delta * (1 + math.cos(math.pi * step / decay_steps)) for step in range(decay_steps)]
 
 
 def cosine_lr(lr_max, lr_min, total_steps, steps_per_epoch, warmup_epochs=0):
@@ -74,6 +84,13 @@ def cosine_lr(lr_max, lr_min, total_steps, steps_per_epoch, warmup_epochs=0):
     ``lr_min + 0.5 * (lr_max - lr_min) * (1 + cos(pi * (i - w) / d))``.
     """
     lr_max, lr_min = _check_lr_pair(lr_max, lr_min)
+    total_steps, warmup_steps = _check_lengths(total_steps, steps_per_epoch, warmup_epochs)
+    schedule = linear_warmup_lr(lr_max, warmup_steps) if warmup_steps else []
+    schedule += cosine_decay_steps(lr_max, lr_min, total_steps - warmup_steps)
+    return schedule
+
+
+def _check_lengths(total_steps, steps_per_epoch, warmup_epochs):
     total_steps = _check_int("total_steps", total_steps, 1, "pass epochs * steps_per_epoch, e.g. 10 * 44.")
     steps_per_epoch = _check_int("steps_per_epoch", steps_per_epoch, 1,
                                  "pass dataset.get_dataset_size() of the training set.")
@@ -83,6 +100,46 @@ def cosine_lr(lr_max, lr_min, total_steps, steps_per_epoch, warmup_epochs=0):
         raise ValueError(f"warmup_epochs * steps_per_epoch = {warmup_steps} must be smaller than total_steps = "
                          f"{total_steps}, so that some steps are left for the cosine decay. "
                          "Fix: use fewer warmup epochs or train longer.")
-    schedule = linear_warmup_lr(lr_max, warmup_steps) if warmup_steps else []
-    schedule += cosine_decay_steps(lr_max, lr_min, total_steps - warmup_steps)
-    return schedule
+    return total_steps, warmup_steps
+
+
+class WarmupCosineDecayLR(LearningRateSchedule):
+    """``nn.WarmUpLR`` for ``warmup_steps`` steps, then ``nn.CosineDecayLR`` over the remaining ``decay_steps``.
+
+    At global step ``i``: ``WarmUpLR(lr_max, warmup_steps)(i + 1)`` while ``i < warmup_steps`` (so the first step
+    trains at ``lr_max / warmup_steps``, not at 0), then ``CosineDecayLR(lr_min, lr_max, decay_steps)(i -
+    warmup_steps)``. Works on a scalar step (what an optimizer passes) and on a vector of steps.
+    """
+
+    def __init__(self, lr_max, lr_min, warmup_steps, decay_steps):
+        super().__init__()
+        self.warmup_steps = warmup_steps
+        self.warmup = nn.WarmUpLR(lr_max, max(warmup_steps, 1))
+        self.decay = nn.CosineDecayLR(lr_min, lr_max, decay_steps)
+
+    def construct(self, global_step):
+        in_warmup = global_step < self.warmup_steps
+        warm = self.warmup(global_step + 1)
+        cosine = self.decay(ops.maximum(global_step - self.warmup_steps, 0))
+        return ops.select(in_warmup, warm, cosine)
+
+
+def warmup_cosine_schedule(lr_max, lr_min, total_steps, steps_per_epoch, warmup_epochs=0):
+    """The schedule of :func:`cosine_lr` as a ``LearningRateSchedule`` cell made of MindSpore's built-ins.
+
+    Same arguments and checks as :func:`cosine_lr`; pass the result as ``learning_rate=`` to any ``nn``
+    optimizer. Its values equal :func:`cosine_lr`'s to float32 precision (the cells compute in float32).
+    """
+    lr_max, lr_min = _check_lr_pair(lr_max, lr_min)
+    total_steps, warmup_steps = _check_lengths(total_steps, steps_per_epoch, warmup_epochs)
+    return WarmupCosineDecayLR(lr_max, lr_min, warmup_steps, total_steps - warmup_steps)
+
+
+def schedule_values(schedule, steps):
+    """Evaluate a ``LearningRateSchedule`` cell at global steps ``0 … steps - 1``; returns a list of floats."""
+    if not isinstance(schedule, LearningRateSchedule):
+        raise TypeError(f"schedule must be a LearningRateSchedule cell, got {type(schedule).__name__}. "
+                        "Fix: pass e.g. nn.CosineDecayLR(0.0, 0.1, 100) or warmup_cosine_schedule(...).")
+    steps = _check_int("steps", steps, 1, "pass the number of steps to evaluate, e.g. 100.")
+    values = schedule(ms.Tensor(list(range(steps)), ms.int32)).asnumpy()
+    return [float(v) for v in values.reshape(-1)]

@@ -32,6 +32,23 @@ def cpu_info() -> dict:
     return {"model": model, "cores": cores, **{flag: flag in flags for flag in CPU_FLAGS_OF_INTEREST}}
 
 
+def cpu_kind(info=None) -> str:
+    """A short name for the kind of CPU, e.g. ``"AMD EPYC, AVX-512"``: model name and the widest SIMD it has.
+
+    Benchmark results from different kinds never share a table (oneDNN picks different kernels on each).
+    """
+    info = cpu_info() if info is None else info
+    if info.get("avx512f") and info.get("amx_tile"):
+        simd = "AVX-512 + AMX"
+    elif info.get("avx512f"):
+        simd = "AVX-512"
+    elif info.get("avx2"):
+        simd = "AVX2"
+    else:
+        simd = "no AVX2"
+    return f"{info.get('model') or 'unknown CPU'}, {simd}"
+
+
 def summarize(seconds) -> dict:
     """Median, min and max of a list of timings (seconds)."""
     seconds = [float(s) for s in seconds]

@@ -1,12 +1,13 @@
-"""A functional training loop (seed 000's ``Trainer``) in MindSpore 2.10 spelling.
+"""A functional training loop (the ``Trainer`` of the migration guide's "Training and Inference Process", r2.3)
+in MindSpore 2.10 spelling.
 
 One train step: ``ms.value_and_grad(forward_fn, None, weights, has_aux=True)`` -> unscale the loss and the
-gradients (``StaticLossScaler``) -> reduce them across devices (``nn.DistributedGradReducer`` in data-parallel
-runs, ``ops.identity`` otherwise) -> update only if every gradient is finite (``all_finite``).
+gradients (``mindspore.amp.StaticLossScaler``'s arithmetic, with plain ops) -> reduce them across devices
+(``nn.DistributedGradReducer`` in data-parallel runs, ``nn.Identity`` otherwise) -> update only if every
+gradient is finite (``all_finite``).
 The step runs under ``@ms.jit`` (a compiled graph) or eagerly in PyNative mode (``jit=False``).
 ``train(epochs)`` adds a text progress bar, a loss history and per-epoch evaluation that keeps ``best.ckpt``.
 """
-import itertools
 import math
 import numbers
 import os
@@ -17,7 +18,7 @@ from pathlib import Path
 import mindspore as ms
 import numpy as np
 from mindspore import nn, ops
-from mindspore.amp import StaticLossScaler, all_finite
+from mindspore.amp import all_finite
 from mindspore.dataset import Dataset
 from mindspore.train import Metric
 from tqdm import tqdm
@@ -27,8 +28,6 @@ from course_lib.checkpoint import save_checkpoint
 from course_lib.paths import relative
 
 __all__ = ["Trainer", "get_grad_reducer", "MAX_LOSS_SCALE", "REDUCING_PARALLEL_MODES", "BEST_CHECKPOINT_NAME"]
-
-_TRAINER_IDS = itertools.count()
 
 #: Largest accepted loss scale. Gradients are unscaled by multiplying with ``1 / loss_scale`` in float32;
 #: above 2**126 that factor is a subnormal number, which MindSpore's CPU kernels flush to 0 (measured: with
@@ -43,7 +42,9 @@ BEST_CHECKPOINT_NAME = "best.ckpt"
 
 
 def get_grad_reducer(weights):
-    """``ops.identity`` on a single device; ``nn.DistributedGradReducer(weights)`` in a data-parallel run.
+    """``nn.Identity()`` on a single device; ``nn.DistributedGradReducer(weights)`` in a data-parallel run.
+
+    (The migration guide returns ``ops.identity``, deprecated since 2.0: it logs a warning on every call in PyNative.)
 
     The reducer all-reduces (sums, then averages if ``gradients_mean``) each gradient over the devices, so
     every device applies the same update. It needs ``mindspore.communication.init()`` to have run.
@@ -51,7 +52,7 @@ def get_grad_reducer(weights):
     parallel_mode = ms.get_auto_parallel_context("parallel_mode")
     if parallel_mode in REDUCING_PARALLEL_MODES:
         return nn.DistributedGradReducer(weights)
-    return ops.identity
+    return nn.Identity()
 
 
 def _check_bool(name, value):
@@ -90,7 +91,7 @@ class Trainer:
     """Train ``net`` with one or more losses, a loss scale and an overflow guard; evaluate and keep the best.
 
     ``loss_fn``: one loss ``Cell``/callable ``(logits, labels) -> scalar`` or a list/tuple of them; the
-    gradient is taken of their sum, and each part is reported (seed 000 trains with ``loss1 + loss2``).
+    gradient is taken of their sum, and each part is reported (the migration guide trains with ``loss1 + loss2``).
     With ``jit=True`` every loss must compile: a Cell, or a function defined with ``def`` (``ms.jit`` cannot parse
     a ``lambda`` written inline next to other code, e.g. inside the list).
     ``eval_dataset`` and ``metric`` (a ``mindspore.train.Metric`` such as ``Accuracy()``) go together: after
@@ -152,10 +153,12 @@ class Trainer:
         self.metric = metric
         self.metric_name = metric_name
         self.loss_scale = _check_loss_scale(loss_scale)
-        self.loss_scaler = StaticLossScaler(self.loss_scale)
-        # StaticLossScaler names its Parameter "scale_value" in every instance; compiled steps of two trainers
-        # would share it by name (the second unscaling with the first one's scale). Give each its own name.
-        self.loss_scaler.scale_value.name = f"trainer_{next(_TRAINER_IDS)}.loss_scale"
+        # Not mindspore.amp.StaticLossScaler: its scale/unscale call module-level @jit functions with the scale
+        # Parameter as an argument, and their compile cache is keyed by id(Parameter). After a Trainer is
+        # garbage-collected, a new Trainer's Parameter can get the same id, hit the old compiled graph and
+        # unscale the gradients with the *old* trainer's scale (measured: loss scale 2**20 applied, gradients
+        # divided by 1). A plain Tensor and ordinary ops have no such cache.
+        self.scale_value = ms.Tensor(self.loss_scale, ms.float32)
         self.jit = jit
         self.progress = progress
         self.checkpoint_dir = None if checkpoint_dir is None else Path(checkpoint_dir)
@@ -163,7 +166,7 @@ class Trainer:
         # The first output of forward_fn is differentiated; has_aux=True returns the others without gradient.
         self.value_and_grad = ms.value_and_grad(self.forward_fn, None, weights=self.weights, has_aux=True)
         self.grad_reducer = get_grad_reducer(self.weights)
-        self.train_step = ms.jit(self._train_step) if jit else self._train_step
+        self._step = ms.jit(self._train_step) if jit else self._train_step
 
         self.history = LossRecorder()
         self.skipped_steps = 0
@@ -193,20 +196,37 @@ class Trainer:
             return ("loss",)
         return tuple(f"loss{index + 1}" for index in range(len(self.loss_fns)))
 
-    def forward_fn(self, inputs, labels):
-        """Forward pass: ``(scaled total loss, (each loss unscaled))``; the total is what gets differentiated."""
+    def forward_fn(self, inputs, labels, scale):
+        """Forward pass: ``(total loss * scale, (each loss unscaled))``; the scaled total is differentiated."""
         logits = self.net(inputs)
         losses = tuple(loss_fn(logits, labels) for loss_fn in self.loss_fns)
         total = losses[0]
         for loss in losses[1:]:
             total = total + loss
-        return self.loss_scaler.scale(total), losses
+        return self.scale(total, scale), losses
 
-    def _train_step(self, inputs, labels):
+    @staticmethod
+    def scale(value, scale):
+        """``value * scale``, multiplied in float32 (a float16 value overflows to inf, as it should)."""
+        return (value.astype(ms.float32) * scale).astype(value.dtype)
+
+    @staticmethod
+    def unscale(values, scale):
+        """Each tensor of the tuple ``values`` times ``1 / scale`` computed in float32, as
+        ``StaticLossScaler.unscale`` does (so above ``MAX_LOSS_SCALE`` the factor flushes to 0)."""
+        inverse = ops.reciprocal(scale)
+        return tuple([value * inverse.astype(value.dtype) for value in values])
+
+    def train_step(self, inputs, labels):
         """One update; returns ``(total loss, losses, finite)``. ``finite`` is False when it was skipped."""
-        (loss, losses), grads = self.value_and_grad(inputs, labels)
-        loss = self.loss_scaler.unscale(loss)
-        grads = self.loss_scaler.unscale(grads)
+        # The scale is an input of the step, not a constant or Parameter of it: nothing compiled can keep an
+        # old value, and graph compilation does not constant-fold an overflowing cast.
+        return self._step(inputs, labels, self.scale_value)
+
+    def _train_step(self, inputs, labels, scale):
+        (loss, losses), grads = self.value_and_grad(inputs, labels, scale)
+        loss = self.unscale((loss,), scale)[0]
+        grads = self.unscale(grads, scale)
         # Reduce before checking: an overflow on any device then reaches every device, and all skip together.
         grads = self.grad_reducer(grads)
         finite = all_finite(grads)

@@ -1,4 +1,5 @@
-"""Evaluate a classifier checkpoint and print top-1/top-5 accuracy: seed 003's eval.py, thin over course_lib.
+"""Evaluate a classifier checkpoint and print top-1/top-5 accuracy: the ResNet-50 migration example's
+eval.py, thin over course_lib.
 
     .venv/bin/python scripts/eval.py --config my.yaml --checkpoint_path outputs/checkpoints/resnet18-2_10.ckpt
     .venv/bin/python scripts/eval.py --config my.yaml          # newest checkpoint of the model in checkpoint_dir
@@ -41,10 +42,12 @@ def main(argv=None) -> dict:
         build_arg_parser(__doc__.splitlines()[0]).print_help()
         return {}
     cfg = load_config(argv=argv)
-    from train import check_classification_config, create_dataset, create_loss, create_network
+    from train import (check_classification_config, check_other_output_folders, create_dataset, create_loss,
+                       create_network)
 
     check_classification_config(cfg)
     path = resolve_checkpoint(cfg)
+    check_other_output_folders()  # eval writes no file itself; MindSpore may (logs, compile cache)
 
     from mindspore.train import Model
 
@@ -67,9 +70,6 @@ def main(argv=None) -> dict:
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except (ValueError, FileNotFoundError) as error:
-        from course_lib.lesson import error_summary
+    from train import run_cli
 
-        sys.exit(error_summary(error, max_lines=8))
+    sys.exit(run_cli(main))

@@ -24,7 +24,7 @@ def solve_01_1():
 
 
 def solve_01_2():
-    """Write the digits' PNG files to a MindRecord file (as in section 7) and read it back in 4 shards."""
+    """Write the digits' PNG files to a MindRecord file (as in section 6) and read it back in 4 shards."""
     import tempfile
     from collections import Counter
     from pathlib import Path

@@ -20,8 +20,8 @@ def solve_07_1():
 
 
 def solve_07_2():
-    torch_momentum, label_smoothing, num_classes = 0.03, 0.2, 100
-    return 1 - torch_momentum, label_smoothing * (num_classes - 1) / num_classes
+    torch_momentum, label_smoothing = 0.03, 0.2
+    return 1 - torch_momentum, label_smoothing  # nn.CrossEntropyLoss uses PyTorch's label-smoothing convention
 
 
 def _forgets_downsample(name):
@@ -34,5 +34,5 @@ def _forgets_downsample(name):
 
 WRONG = {
     "07.1": [lambda name: name, _forgets_downsample, "layer1.0.bn1.gamma"],
-    "07.2": [(0.03, 0.198), (0.97, 0.2), (0.97, 0.2 * 100 / 99), 0.97],
+    "07.2": [(0.03, 0.2), (0.97, 0.198), (0.97, 0.2 * 100 / 99), 0.97],
 }

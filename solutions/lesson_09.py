@@ -8,18 +8,20 @@ import numpy as np
 def solve_09_1():
     import tempfile
 
-    from mindspore import Tensor
+    import mindspore as ms
+    from mindspore import nn
 
-    from course_lib.inference import export_mindir, load_mindir
     from course_lib.models import lenet5
 
     net = lenet5(num_classes=10)
     net.set_train(False)
     images = np.random.default_rng(0).standard_normal((16, 1, 32, 32)).astype(np.float32)
     with tempfile.TemporaryDirectory() as folder:
-        graph = load_mindir(export_mindir(net, images[:1], Path(folder) / "fixed.mindir", dynamic_batch=False))
-        graph_logits = graph(Tensor(images)).asnumpy()
-    eager_logits = net(Tensor(images)).asnumpy()
+        name = str(Path(folder) / "fixed")
+        ms.export(net, ms.Tensor(images[:1]), file_name=name, file_format="MINDIR")  # a batch of one
+        graph = nn.GraphCell(ms.load(name + ".mindir"))
+        graph_logits = graph(ms.Tensor(images)).asnumpy()
+    eager_logits = net(ms.Tensor(images)).asnumpy()
     return tuple(graph_logits.shape), float(np.abs(graph_logits - eager_logits).max())
 
 

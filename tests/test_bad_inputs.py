@@ -14,7 +14,7 @@ from mindspore import nn
 from mindspore.train import Model
 
 from course_lib import (callbacks, cells, checkpoint, config, data, distributed, env, exercises, inference, losses,
-                        metrics, migration, models, optim, paths, schedules)
+                        metrics, migration, models, optim, paths, schedules, validation)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -43,6 +43,11 @@ def files(tmp_path_factory):
     corrupt.mkdir(parents=True)
     (corrupt / "a.png").write_bytes(b"this is not a png")
     return tmp
+
+
+def _tensor(array):
+    from mindspore import Tensor
+    return Tensor(array)
 
 
 def _lenet_model_with(**kwargs):
@@ -96,7 +101,8 @@ CASES = {
     "data shard without count": (lambda f: data.create_mnist_dataset(shard_id=0), ValueError, r"num_shards",
                                  r"pass both"),
     "data segmentation folder without MindRecord": (lambda f: data.create_segmentation_dataset(f / "empty_folder"),
-                                                    FileNotFoundError, r"shapes_train.mindrecord", r"make data"),
+                                                    FileNotFoundError, r"shapes_train.mindrecord",
+                                                    r"Fix: pass the folder that holds both"),
     # --- checkpoints ----------------------------------------------------------------------------------
     "checkpoint missing": (lambda f: checkpoint.load_checkpoint(f / "missing.ckpt"), FileNotFoundError,
                            r"missing.ckpt", r"Fix: check the path"),
@@ -178,6 +184,174 @@ CASES = {
 }
 
 
+def _config_case(key, value):
+    return (lambda f: config.load_config(**{key: value}), ValueError, rf"'{key}'.*got {re.escape(repr(value))}",
+            rf"Fix: set {key}")
+
+
+# Issue 11: every numeric config key has a range, checked in one place (config.RANGES via course_lib.validation).
+ISSUE_11_CASES = {
+    f"config {key} = {value!r}": _config_case(key, value) for key, value in [
+        ("lr", float("nan")), ("lr", float("inf")), ("lr", 0.0), ("lr", -0.1), ("lr_end", -1.0),
+        ("lr_end", float("nan")), ("epochs", 0), ("epochs", -3), ("batch_size", 0), ("batch_size", -8),
+        ("image_size", 0), ("num_classes", 1), ("num_classes", 0), ("momentum", 1.5), ("momentum", -0.1),
+        ("momentum", 1.0), ("weight_decay", -0.1), ("weight_decay", float("inf")), ("label_smooth_factor", 1.0),
+        ("label_smooth_factor", -0.2), ("loss_scale", 0.5), ("loss_scale", float("nan")), ("loss_scale", 1e39),
+        ("warmup_epochs", -1), ("save_checkpoint_epochs", 0), ("keep_checkpoint_max", 0), ("seed", -1),
+        ("device_num", 0), ("device_id", -1), ("rank_id", -2), ("steps_per_epoch", -5), ("steps_per_epoch", 0),
+        ("num_parallel_workers", 0), ("num_parallel_workers", -4)]
+}
+ISSUE_11_CASES.update({
+    "config path not a path": (lambda f: config.load_config(path=123), TypeError, r"got 123", r"Fix"),
+    "config path a folder": (lambda f: config.load_config(f / "empty_folder"), IsADirectoryError,
+                             r"empty_folder is a folder", r"Fix: pass the .yaml file"),
+    "config not UTF-8": (lambda f: config.load_config(f / "latin1.yaml"), ValueError, r"latin1.yaml.*not UTF-8",
+                         r"Fix: save the file as UTF-8"),
+    "checkpoint without CRC record": (lambda f: checkpoint.load_checkpoint(f / "no_crc.ckpt"), ValueError,
+                                      r"no_crc.ckpt is corrupted or truncated: it has no CRC record",
+                                      r"crc_check=False"),
+    "checkpoint cut at a record boundary": (lambda f: checkpoint.load_checkpoint(f / "boundary.ckpt"), ValueError,
+                                            r"boundary.ckpt .*no CRC record", r"Fix: use an earlier checkpoint"),
+    "checkpoint folder is a file": (lambda f: checkpoint.CheckpointManager(f / "list.yaml", "lenet5").check_folder(),
+                                    NotADirectoryError, r"list.yaml is a file", r"Fix: pass a folder"),
+    "another run's checkpoints": (lambda f: checkpoint.CheckpointManager(f / "old_run", "lenet5").__enter__(),
+                                  FileExistsError, r"lenet5-6_2.ckpt", r"--resume.*--overwrite"),
+    "save under a parent that is a file": (lambda f: checkpoint.save_checkpoint(nn.Dense(2, 1),
+                                                                             f / "list.yaml" / "net.ckpt"),
+                                           NotADirectoryError, r"list.yaml is a file", r"Fix: save into a folder"),
+    "manager keep 0": (lambda f: checkpoint.CheckpointManager(f, "lenet5", keep=0), ValueError,
+                       r"keep_checkpoint_max.*got 0", r"Fix"),
+    "MIoU NaN logits": (lambda f: metrics.MIoU(2).update(np.full((1, 2, 2, 2), np.nan, np.float32),
+                                                         np.zeros((1, 2, 2), np.int32)), ValueError,
+                        r"NaN/inf", r"Fix"),
+    "MIoU no batch axis": (lambda f: metrics.MIoU(2).update(np.zeros((2, 2), np.int32), np.zeros((2, 2), np.int32)),
+                           ValueError, r"got shape \(2, 2\)", r"Fix: keep the batch axis"),
+    "MIoU empty batch": (lambda f: metrics.MIoU(2).update(np.zeros((0, 2, 2), np.int32),
+                                                          np.zeros((0, 2, 2), np.int32)),
+                         ValueError, r"got shape \(0, 2, 2\)", r"non-empty batch"),
+    "MNIST label byte out of range": (lambda f: data.create_mnist_dataset(f / "bad_labels"), ValueError,
+                                      r"train-labels-idx1-ubyte.*value 200 at sample 3", r"Fix: download"),
+    "launch into a folder with a user's logs": (lambda f: distributed.launch(
+        ROOT / "scripts" / "distributed_worker.py", log_dir=f / "user_logs"), ValueError, r"worker_0.log",
+        r"Fix: pass an empty or new folder"),
+})
+
+
+def _mindir(f, name):
+    return inference.load_mindir(f / name)
+
+
+def _call_graph(f, name, *shapes):
+    from mindspore import Tensor
+    return _mindir(f, name)(*(Tensor(np.zeros(shape, np.float32)) for shape in shapes))
+
+
+# Issue 11, second pass (helper R2): labels, init_env, MindIR shapes, data paths, output folders, validation.
+ISSUE_11_CASES.update({
+    "init_env given a YAML path": (lambda f: env.init_env("file.yaml"), TypeError, r"not a file path: got 'file.yaml'",
+                                   r"Fix: init_env\(load_config\('file.yaml'\)\)"),
+    "init_env given a Path": (lambda f: env.init_env(f / "list.yaml"), TypeError, r"list.yaml",
+                              r"Fix: init_env\(load_config"),
+    "init_env given None": (lambda f: env.init_env(None), TypeError, r"got None \(NoneType\)",
+                            r"Fix: init_env\(load_config\(\)\)"),
+    "init_env given a number": (lambda f: env.init_env(3), TypeError, r"got 3 \(int\)", r"Fix: init_env"),
+    "init_env seed as text": (lambda f: env.init_env({**config.load_config().to_dict(), "seed": "1"}), ValueError,
+                              r"Invalid seed: '1'", r"Fix the config key seed"),
+    "loss label 12 for 10 classes": (lambda f: losses.CrossEntropySmooth(num_classes=10)(
+        _tensor(np.zeros((2, 10), np.float32)), _tensor(np.array([1, 12], np.int32))), ValueError,
+        r"\[0, 10\).*e\.g\. 12 at position 1", r"Fix: set num_classes"),
+    "loss negative label": (lambda f: losses.CrossEntropySmooth(num_classes=10, smooth_factor=0.1)(
+        _tensor(np.zeros((3, 10), np.float32)), _tensor(np.array([0, -56, 3], np.int32))), ValueError,
+        r"-56 at position 1", r"corrupted label file"),
+    "loss float labels with sparse=True": (lambda f: losses.CrossEntropySmooth(num_classes=10)(
+        _tensor(np.zeros((2, 10), np.float32)), _tensor(np.array([1.0, 2.0], np.float32))), ValueError,
+        r"dtype float32", r"Fix: cast them"),
+    "check_labels on numpy": (lambda f: losses.check_labels(np.array([0, 5, 9]), 5, "y"), ValueError,
+                              r"y must lie in \[0, 5\).*2 label\(s\) outside, e\.g\. 5", r"Fix"),
+    "MNIST read with too few classes": (lambda f: data.create_mnist_dataset(num_classes=5), ValueError,
+                                        r"train-labels-idx1-ubyte has 10 classes.*num_classes is 5",
+                                        r"Fix: num_classes=10"),
+    "ImageFolder read with too few classes": (lambda f: data.create_imagefolder_dataset(image_size=32, num_classes=3),
+                                              ValueError, r"train has 10 classes \(labels 0-9\).*num_classes is 3",
+                                              r"--num_classes 10"),
+    "reader num_classes 1": (lambda f: data.create_mnist_dataset(num_classes=1), ValueError,
+                             r"num_classes.*got 1", r"Fix: pass the number of classes"),
+    "data path empty string": (lambda f: data.create_mnist_dataset(""), ValueError, r"Data path is empty \(''\)",
+                               r"Fix: pass that folder, or path=None"),
+    "data path blank": (lambda f: data.create_imagefolder_dataset("  "), ValueError, r"Data path is empty",
+                        r"path=None"),
+    "data path is a file": (lambda f: data.create_mnist_dataset(f / "list.yaml"), NotADirectoryError,
+                            r"list.yaml is a file; expected a folder holding MNIST", r"Fix: pass the folder"),
+    "data folder without train/": (lambda f: data.create_imagefolder_dataset(f / "empty_folder"), FileNotFoundError,
+                                   r"empty_folder/train", r"Fix: check the path"),
+    "data class folders without images": (lambda f: data.create_imagefolder_dataset(f / "no_images"), ValueError,
+                                          r"no_images/train \(cat, dog\) contain no images",
+                                          r"Fix: put the images into the class folders"),
+    "data segmentation folder with other files": (lambda f: data.create_segmentation_dataset(f / "no_images"),
+                                                  FileNotFoundError, r"shapes_train.mindrecord.*no_images",
+                                                  r"path=None for the embedded shapes"),
+    "MindIR fed 28x28 through predict": (lambda f: inference.predict(_mindir(f, "lenet_fixed.mindir"),
+                                                                     np.zeros((2, 1, 28, 28), np.float32)),
+                                         ValueError, r"\(1, 32, 32\), got \(1, 28, 28\)", r"Fix: resize"),
+    "MindIR called with 28x28": (lambda f: _call_graph(f, "lenet_fixed.mindir", (2, 1, 28, 28)), ValueError,
+                                 r"lenet_fixed.mindir must have shape \(N, 1, 32, 32\) \(exported as \(2, 1, 32, "
+                                 r"32\)\), got \(2, 1, 28, 28\)",
+                                 r"Fix: preprocess like the exported input"),
+    "MindIR called with RGB": (lambda f: _call_graph(f, "lenet_dynamic.mindir", (4, 3, 32, 32)), ValueError,
+                               r"\(N, 1, 32, 32\).*got \(4, 3, 32, 32\)", r"Fix"),
+    "MindIR called without batch axis": (lambda f: _call_graph(f, "lenet_dynamic.mindir", (1, 32, 32)), ValueError,
+                                         r"got \(1, 32, 32\)", r"Fix"),
+    "MindIR called with two inputs": (lambda f: _call_graph(f, "lenet_dynamic.mindir", (1, 1, 32, 32),
+                                                            (1, 1, 32, 32)), ValueError,
+                                      r"takes 1 input\(s\).*got 2", r"Fix: call it with exactly"),
+    "output folder is a file": (lambda f: paths.check_output_folder(f / "list.yaml", "log folder", "pick another"),
+                                NotADirectoryError, r"log folder list.yaml is a file", r"Fix: pick another"),
+    "output folder under a file": (lambda f: paths.check_output_folder(f / "list.yaml" / "sub", "cache", "pick one"),
+                                   PermissionError, r"cache sub is not writable", r"Fix: pick one"),
+    "validation int as text": (lambda f: validation.check_int("epochs", "3", 1), TypeError,
+                               r"epochs must be an integer.*got '3' \(str\)", r"Fix"),
+    "validation bool as int": (lambda f: validation.check_int("device_num", True, 1), TypeError,
+                               r"device_num.*got True", r"Fix"),
+    "validation int above range": (lambda f: validation.check_int("shard_id", 4, 0, 3), ValueError,
+                                   r"shard_id must be an integer >= 0 and <= 3, got 4", r"Fix: set shard_id"),
+    "validation real NaN": (lambda f: validation.check_real("lr", float("nan"), 0, low_open=True), ValueError,
+                            r"lr must be a finite number > 0, got nan", r"Fix"),
+    "validation real open bound": (lambda f: validation.check_real("momentum", 1.0, 0, 1, high_open=True),
+                                   ValueError, r"momentum.*< 1, got 1.0", r"Fix"),
+    "validation custom message": (lambda f: validation.check_int("n", 0, 1, fix="use 4.",
+                                                                 message="{name} bad: {value!r} < {low}. Fix: {fix}"),
+                                  ValueError, r"n bad: 0 < 1", r"Fix: use 4\."),
+})
+CASES.update(ISSUE_11_CASES)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def issue_11_files(files):
+    (files / "latin1.yaml").write_bytes("lr: 0.1  # d\xe9j\xe0 vu\n".encode("latin-1"))
+    net = nn.Dense(3, 2)
+    import mindspore as ms
+    ms.save_checkpoint(net, str(files / "no_crc.ckpt"))
+    good = (files / "good.ckpt").read_bytes()
+    (files / "boundary.ckpt").write_bytes(good[:-17])  # exactly the CRC record cut off
+    (files / "old_run").mkdir()
+    for epoch in (5, 6):
+        shutil.copy(files / "good.ckpt", files / "old_run" / f"lenet5-{epoch}_2.ckpt")
+    bad = files / "bad_labels"
+    shutil.copytree(paths.DATA_DIR / "digits_mnist", bad)
+    labels = bytearray((bad / "train-labels-idx1-ubyte").read_bytes())
+    labels[8 + 3] = 200
+    (bad / "train-labels-idx1-ubyte").write_bytes(bytes(labels))
+    (files / "user_logs").mkdir()
+    (files / "user_logs" / "worker_0.log").write_text("mine")
+    for name in ("cat", "dog"):
+        (files / "no_images" / "train" / name).mkdir(parents=True)
+        (files / "no_images" / "train" / name / "notes.txt").write_text("no image here")
+    lenet = models.lenet5()
+    inference.export_mindir(lenet, np.zeros((2, 1, 32, 32), np.float32), files / "lenet_fixed.mindir")
+    inference.export_mindir(lenet, np.zeros((2, 1, 32, 32), np.float32), files / "lenet_dynamic.mindir",
+                            dynamic_batch=True)
+
+
 @pytest.mark.parametrize("case", list(CASES))
 def test_bad_input(case, files):
     call, error, what, fix = CASES[case]
@@ -191,3 +365,19 @@ def test_bad_input(case, files):
 
 def test_there_are_at_least_forty_cases():
     assert len(CASES) >= 40
+    assert len(ISSUE_11_CASES) >= 75
+
+
+@pytest.mark.parametrize("bad", ["file.yaml", None])
+def test_init_env_with_a_bad_config_changes_no_global_state(bad):
+    """Regression (issue 11): init_env("file.yaml") / init_env(None) set the seed and mode, then failed."""
+    import mindspore as ms
+    seed, mode = ms.get_seed(), ms.get_context("mode")
+    ms.set_seed(12345)
+    try:
+        with pytest.raises(TypeError):
+            env.init_env(bad)
+        assert ms.get_seed() == 12345 and ms.get_context("mode") == mode
+    finally:
+        if seed is not None:
+            ms.set_seed(seed)

@@ -11,8 +11,12 @@ import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
 from course_lib.paths import PROJECT_ROOT
+from course_lib.timing import cpu_kind
 
 RUN = PROJECT_ROOT / "benchmarks" / "run.py"
+sys.path.insert(0, str(PROJECT_ROOT / "benchmarks"))
+import report  # noqa: E402
+import run as bench_run  # noqa: E402
 
 #: Fields that describe the machine rather than measure it, and may legitimately be 0.
 MAY_BE_ZERO = {"load_average_before", "load_average_after", "max_abs_difference_vs_minddata"}
@@ -52,10 +56,15 @@ def test_quick_run_writes_json_markdown_and_png_atomically(quick):
     assert sorted(p.name for p in out.iterdir()) == ["results.json", "results.md", "results.png"]  # no temp files
     assert (out / "results.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     markdown = (out / "results.md").read_text()
-    for heading in ("## Targets", "## 1. LeNet-5 training throughput", "## 2. Training step time",
+    for heading in ("## Headline", "## Course goals", "## What the numbers say", "## 1. LeNet-5 training throughput",
+                    "## 2. Training step time", "## Roofline", "## @ms.jit vs graph mode",
                     "## 3. oneDNN instruction-set cap", "## 4. Data pipeline throughput",
                     "## 5. Compile time", "## 6. Whole course", "## 7. Inference", "## How these numbers"):
         assert heading in markdown
+    kind = data["cpu_kind"]
+    assert markdown.startswith(f"# Benchmark results — {kind}\n")
+    headings = [line for line in markdown.splitlines() if line.startswith("## ")]
+    assert len(headings) >= 13 and all(line.endswith(f" — {kind}") for line in headings), headings
     assert data["run"]["quick"] is True
     assert "/tmp/" not in markdown and str(out) not in markdown
 
@@ -65,9 +74,28 @@ def test_results_json_has_every_section_and_environment_fact(quick):
     assert {"schema_version", "run", "environment", "results", "lenet_training", "onednn", "pipeline", "compile",
             "inference", "summary", "notebooks", "targets"} <= set(data)
     env = data["environment"]
-    assert {"mindspore", "torch", "numpy", "python", "cpu", "threads", "env", "onednn"} <= set(env)
+    assert {"mindspore", "torch", "numpy", "python", "cpu", "cpu_kind", "threads", "env", "onednn", "sgemm_peak",
+            "import_seconds"} <= set(env)
     assert env["mindspore"] == "2.10.0" and env["torch"].startswith("2.") and env["numpy"]
     assert env["cpu"]["model"] and env["cpu"]["cores"] >= 1
+    assert data["cpu_kind"] == env["cpu_kind"] == cpu_kind(env["cpu"]) and env["cpu"]["model"] in data["cpu_kind"]
+    assert data["schema_version"] == 2 and data["harness_version"] == 2 and data["other_cpu_kinds"] == {}
+    assert {"avx2", "avx512f", "amx_tile"} <= set(env["cpu"])
+    # PyTorch's headline process runs with its defaults; the two labelled variants change one variable each
+    workers = env["worker_env"]
+    assert workers["torch"]["OMP_WAIT_POLICY"] is None and workers["torch"]["ONEDNN_MAX_CPU_ISA"] is None
+    assert workers["torch_passive"]["OMP_WAIT_POLICY"] == "PASSIVE"
+    assert workers["torch_avx2"]["ONEDNN_MAX_CPU_ISA"] == "AVX2" and workers["torch_avx2"]["OMP_WAIT_POLICY"] is None
+    assert workers["jit_on"]["MS_DEV_HOST_BLOCKING_RUN"] == "1"
+    assert workers["jit_off"]["MS_DEV_HOST_BLOCKING_RUN"] is None
+    # every framework's dispatched ISA, parsed from ONEDNN_VERBOSE
+    assert set(env["onednn"]) == set(bench_run.ONEDNN_PROBES)
+    for probe in env["onednn"].values():
+        assert probe["isa"] and probe["framework"] in ("mindspore", "pytorch") and probe["convolution_kernels"]
+    assert "AVX2" in env["onednn"]["course"]["isa"] and "AVX2" in env["onednn"]["pytorch_avx2"]["isa"]
+    peak = env["sgemm_peak"]
+    assert 0 < peak["avx2_gflops"] <= peak["gflops"] and len(peak["runs"]) == 4
+    assert env["import_seconds"]["total"] >= env["import_seconds"]["mindspore"] > 0
     threads = env["threads"]
     assert threads["mindspore_op_threads"] == threads["torch_num_threads"] == threads["requested"]
     assert "ONEDNN_MAX_CPU_ISA" in env["env"]
@@ -78,14 +106,21 @@ def test_results_json_has_every_section_and_environment_fact(quick):
 
 def test_every_training_variant_is_measured(quick):
     _, data = quick
-    lenet = {(r["framework"], r["mode"]) for r in data["results"] if r["measurement"] == "lenet_training"}
-    assert lenet == {("mindspore", "graph"), ("mindspore", "pynative"), ("mindspore", "jit"), ("pytorch", "eager")}
+    everyone = set(bench_run.PARTICIPANTS) - {"graph_all"}  # graph_all is reported in the oneDNN section
+    lenet = {r["participant"] for r in data["results"] if r["measurement"] == "lenet_training"}
+    assert lenet == everyone
     steps = [r for r in data["results"] if r["measurement"] == "train_step"]
     configs = {(r["model"], r["batch_size"], r["image_size"]) for r in steps}
     assert {model for model, _, _ in configs} == {"lenet5", "resnet18"}
     for config in configs:
-        modes = {r["mode"] for r in steps if (r["model"], r["batch_size"], r["image_size"]) == config}
-        assert modes == {"graph", "pynative", "eager"}, config
+        found = {r["participant"] for r in steps if (r["model"], r["batch_size"], r["image_size"]) == config}
+        assert found == everyone, config
+    for record in steps:  # roofline: FLOPs per image x images/s, and its share of the SGEMM peak
+        assert record["gflops_per_second"] == pytest.approx(
+            record["training_flops_per_sample"] * record["samples_per_second"] / 1e9)
+        assert record["percent_of_sgemm_peak"] == pytest.approx(
+            100 * record["gflops_per_second"] / data["environment"]["sgemm_peak"]["gflops"])
+    assert {(f["model"], f["image_size"]) for f in data["flops"]} == {(m, s) for m, _, s in configs}
     for record in data["results"]:
         assert record["n"] == data["run"]["repeats"]
         assert record["min"] <= record["median"] <= record["max"]
@@ -117,19 +152,24 @@ def test_every_number_is_positive_and_finite(quick):
 
 def test_summary_ratios_and_targets_follow_from_the_records(quick):
     _, data = quick
-    by_mode = {r["mode"]: r for r in data["results"] if r["measurement"] == "lenet_training"}
+    by_key = {r["participant"]: r for r in data["results"] if r["measurement"] == "lenet_training"}
     ratio = data["summary"]["lenet_graph_vs_pytorch"]
-    expected = by_mode["graph"]["samples_per_second"] / by_mode["eager"]["samples_per_second"]
+    expected = by_key["graph"]["samples_per_second"] / by_key["torch"]["samples_per_second"]  # PyTorch defaults
     assert ratio["ratio"] == pytest.approx(expected)
     assert ratio["per_round_min"] <= ratio["per_round_max"]
     targets = {t["id"]: t for t in data["targets"]}
-    assert set(targets) == {"lenet_graph_vs_pytorch", "resnet18_64_graph_vs_pytorch", "pipeline_vs_training",
-                            "notebook_max_seconds", "course_total_seconds"}
-    assert targets["lenet_graph_vs_pytorch"]["met"] == (ratio["ratio"] >= 1.0)
-    assert targets["lenet_graph_vs_pytorch"]["status"].startswith("met" if ratio["ratio"] >= 1.0 else "NOT met")
+    assert set(targets) == {"jit_vs_graph", "pipeline_vs_training", "lesson_max_seconds", "course_total_seconds"}
+    jit = bench_run.jit_vs_graph_ratios(data["summary"])
+    assert len(jit) == 3  # the LeNet epoch and both steps
+    worst = min(ratio for _, ratio in jit)
+    assert targets["jit_vs_graph"]["value"] == worst and targets["jit_vs_graph"]["met"] == (worst >= 0.95)
+    assert targets["jit_vs_graph"]["status"].startswith("met" if worst >= 0.95 else "NOT met")
+    course_jit = bench_run.course_jit_worker()
+    assert data["summary"]["lenet"]["jit_vs_graph"]["ratio"] == pytest.approx(
+        by_key[course_jit]["samples_per_second"] / by_key["graph"]["samples_per_second"])
     pipe = data["summary"]["pipeline_vs_lenet_training"]
-    assert pipe["training_images_per_second"] == pytest.approx(by_mode["graph"]["samples_per_second"])
-    assert targets["notebook_max_seconds"]["status"] == "not measured"
+    assert pipe["training_images_per_second"] == pytest.approx(by_key["graph"]["samples_per_second"])
+    assert targets["lesson_max_seconds"]["status"] == "not measured"
 
 
 def test_notebook_timing_is_merged_and_reports_failures(quick, tmp_path):
@@ -159,6 +199,7 @@ def test_notebook_timing_is_merged_and_reports_failures(quick, tmp_path):
     assert targets["course_total_seconds"]["met"] is True
     assert "00_ok.ipynb" in (merged / "results.md").read_text()
     assert {p.name: p.read_bytes() for p in lessons.iterdir()} == sources  # executed from a scratch copy
+    assert notebooks["cpu_kind"] == data["cpu_kind"]
 
 
 def test_render_only_rewrites_markdown_and_png_from_results_json(quick, tmp_path):
@@ -198,3 +239,133 @@ def test_a_folder_without_notebooks_is_refused(tmp_path):
     result = run_bench("--notebooks", "--notebook-dir", tmp_path, "--out", tmp_path, timeout=120)
     assert result.returncode == 2
     assert "no *.ipynb files in" in result.stderr and "Fix:" in result.stderr
+
+
+# ------------------------------------------------------------------------------------------------ CPU kinds
+def test_cpu_kind_names_the_model_and_the_widest_simd():
+    base = {"model": "Some CPU", "cores": 2, "avx2": True, "avx512f": False, "avx512_bf16": False, "amx_tile": False}
+    assert cpu_kind(base) == "Some CPU, AVX2"
+    assert cpu_kind({**base, "avx512f": True}) == "Some CPU, AVX-512"
+    assert cpu_kind({**base, "avx512f": True, "amx_tile": True}) == "Some CPU, AVX-512 + AMX"
+    assert cpu_kind({**base, "avx2": False}) == "Some CPU, no AVX2"
+
+
+def test_results_of_another_cpu_kind_are_kept_apart_and_a_same_kind_run_replaces_its_archive():
+    old = {"schema_version": 2, "cpu_kind": "A, AVX2", "results": [{"x": 1}], "notebooks": {"records": [{}]},
+           "other_cpu_kinds": {"B, AVX-512": {"cpu_kind": "B, AVX-512", "results": [{"y": 2}]}}}
+    same, others = bench_run.separate_cpu_kinds(old, "A, AVX2")
+    assert same["results"] == [{"x": 1}] and "other_cpu_kinds" not in same and set(others) == {"B, AVX-512"}
+    same, others = bench_run.separate_cpu_kinds(old, "B, AVX-512")
+    assert same == {"cpu_kind": "B, AVX-512", "results": [{"y": 2}]} and set(others) == {"A, AVX2"}
+    same, others = bench_run.separate_cpu_kinds(old, "C, AVX-512 + AMX")
+    assert same is None and set(others) == {"A, AVX2", "B, AVX-512"}
+    assert bench_run.separate_cpu_kinds(None, "A, AVX2") == (None, {})
+
+
+def test_a_schema_1_results_json_is_tagged_with_its_cpu_kind(tmp_path):
+    cpu = {"model": "AMD EPYC", "cores": 2, "avx2": True, "avx512f": False, "avx512_bf16": False, "amx_tile": False}
+    (tmp_path / "results.json").write_text(json.dumps({
+        "schema_version": 1, "environment": {"cpu": cpu}, "results": [],
+        "notebooks": {"records": [{"notebook": "00.ipynb", "seconds": 1.0, "status": "ok"}]}}))
+    data = bench_run.load_previous(tmp_path)
+    assert data["schema_version"] == 2 and data["harness_version"] == 1 and data["cpu_kind"] == "AMD EPYC, AVX2"
+    assert data["notebooks"]["cpu_kind"] == "AMD EPYC, AVX2"
+
+
+def test_tables_of_different_cpu_kinds_never_mix(quick):
+    _, data = quick
+    other = json.loads(json.dumps(data))
+    other.update({"cpu_kind": "Other CPU, AVX2", "harness_version": 1})
+    for record in other["results"]:  # slower there, so its verdicts differ
+        record["samples_per_second"] /= 3
+    combined = {**data, "other_cpu_kinds": {"Other CPU, AVX2": other}}
+    markdown = report.markdown(combined)
+    main, _, archived = markdown.partition("## Earlier results on another CPU kind: Other CPU, AVX2")
+    assert archived and "Other CPU" not in main
+    assert data["cpu_kind"] not in archived
+    assert "OMP_WAIT_POLICY=PASSIVE" in archived  # the old harness is labelled as such
+    assert report.headline_rows(other) != report.headline_rows(data)
+
+
+def test_verdicts_follow_the_numbers(quick):
+    _, data = quick
+    for factor, faster in ((100.0, "MindSpore graph mode at least as fast"),
+                           (0.01, "Where PyTorch (defaults) is faster")):
+        changed = json.loads(json.dumps(data))
+        for record in changed["results"]:
+            if record.get("participant") == "graph":
+                record["samples_per_second"] *= factor
+        findings = report.findings_section(changed)
+        assert faster in findings
+        other = "Where PyTorch (defaults) is faster" if factor > 1 else "MindSpore graph mode at least as fast"
+        assert other not in findings
+
+
+# ------------------------------------------------------------------------------------------------ FLOPs
+def test_count_flops_matches_a_hand_count_for_lenet():
+    from course_lib.models import lenet5
+    from course_lib.profiling import TRAINING_FLOPS_FACTOR, count_flops
+
+    counted = count_flops(lenet5(num_classes=10), (1, 32, 32))
+    # conv1 6x28x28 outputs x 1x5x5, conv2 16x10x10 x 6x5x5, fc 400x120, 120x84, 84x10 multiply-accumulates
+    by_hand = {"conv1": 6 * 28 * 28 * 25, "conv2": 16 * 10 * 10 * 150, "fc1": 400 * 120, "fc2": 120 * 84,
+               "fc3": 84 * 10}
+    assert {layer.name: layer.macs for layer in counted["layers"]} == by_hand
+    assert counted["macs"] == 416_520
+    assert counted["forward_flops"] == 2 * 416_520
+    assert counted["training_flops"] == TRAINING_FLOPS_FACTOR * 2 * 416_520 == 3 * 833_040
+
+
+def test_count_flops_handles_stride_padding_and_groups_and_restores_the_mode():
+    import mindspore as ms
+    from mindspore import nn
+
+    from course_lib.profiling import count_flops
+
+    class Tiny(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 8, 3, stride=2, pad_mode="pad", padding=1)
+            self.grouped = nn.Conv2d(8, 8, 1, group=4)
+            self.flatten = nn.Flatten()
+            self.fc = nn.Dense(8 * 4 * 4, 10)
+
+        def construct(self, x):
+            return self.fc(self.flatten(self.grouped(self.conv(x))))
+
+    mode = ms.get_context("mode")
+    counted = count_flops(Tiny(), (3, 8, 8))
+    assert ms.get_context("mode") == mode
+    # 8x4x4 outputs x 3x3x3; 8x4x4 x (8/4)x1x1; 128 x 10
+    assert [layer.macs for layer in counted["layers"]] == [128 * 27, 128 * 2, 128 * 10]
+    assert counted["layers"][0].output_shape == (8, 4, 4)
+
+
+def test_count_flops_of_resnet18_is_the_published_1_8_gmacs():
+    from course_lib.models import resnet18
+    from course_lib.profiling import count_flops
+
+    counted = count_flops(resnet18(num_classes=1000), (3, 224, 224))
+    assert len([layer for layer in counted["layers"] if layer.kind == "conv2d"]) == 20
+    assert counted["macs"] == pytest.approx(1.814e9, rel=2e-3)
+
+
+@pytest.mark.parametrize("shape", [(), (3, 0, 8), "3x8x8", (3, 8.0, 8)])
+def test_count_flops_rejects_bad_shapes(shape):
+    from course_lib.models import lenet5
+    from course_lib.profiling import count_flops
+
+    with pytest.raises(ValueError, match="input_shape"):
+        count_flops(lenet5(), shape)
+
+
+def test_onednn_verbose_parsing():
+    text = ("onednn_verbose,v1,info,cpu,runtime:threadpool,nthr:2\n"
+            "onednn_verbose,v1,info,cpu,isa:Intel AVX-512 with AVX512BW, AVX512VL, and AVX512DQ extensions\n"
+            "onednn_verbose,v1,primitive,exec,cpu,convolution,gemm:jit,forward_training,src:f32::blocked:abcd\n"
+            "onednn_verbose,v1,primitive,exec,cpu,convolution,brgconv:avx512_core,backward_data,src:f32\n")
+    parsed = bench_run.parse_onednn_verbose(text)
+    assert parsed == {"isa": "Intel AVX-512 with AVX512BW, AVX512VL, and AVX512DQ extensions",
+                      "runtime": "threadpool", "threads": 2,
+                      "convolution_kernels": ["brgconv:avx512_core backward_data", "gemm:jit forward_training"]}
+    assert bench_run.parse_onednn_verbose("nothing") is None

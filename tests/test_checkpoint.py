@@ -1,5 +1,6 @@
 import course_lib  # noqa: F401  (sets env before mindspore)
 import os
+from pathlib import Path
 
 import mindspore as ms
 import numpy as np
@@ -139,3 +140,122 @@ def test_non_strict_load_never_loads_optimizer_moments_into_weights(tmp_path):
     before = net.weight.asnumpy().copy()
     load_checkpoint(path, net, strict=False)
     assert np.array_equal(net.weight.asnumpy(), before)
+
+
+def test_a_checkpoint_truncated_at_any_length_is_rejected(tmp_path):
+    # MindSpore's CRC is the last record: a file cut at a record boundary has none and loads with a warning only.
+    good = save_checkpoint(nn.Dense(2, 1), tmp_path / "good.ckpt", append_dict={"epoch_num": 3}).read_bytes()
+    cut = tmp_path / "cut.ckpt"
+    accepted = []
+    for length in range(1, len(good)):
+        cut.write_bytes(good[:length])
+        try:
+            load_checkpoint(cut)
+            accepted.append(length)
+        except ValueError as error:
+            assert "cut.ckpt" in str(error) and "Fix:" in str(error)
+    assert accepted == []
+    cut.write_bytes(good)
+    assert int(load_checkpoint(cut)["epoch_num"].asnumpy()) == 3
+
+
+def test_a_checkpoint_without_crc_is_refused_when_a_crc_check_is_asked_for(tmp_path):
+    path = tmp_path / "plain.ckpt"
+    ms.save_checkpoint(dense(1), str(path))  # MindSpore's default: no CRC record
+    with pytest.raises(ValueError, match=r"plain.ckpt is corrupted or truncated: it has no CRC.*crc_check=False"):
+        load_checkpoint(path)
+    assert set(load_checkpoint(path, crc_check=False)) == {"weight", "bias"}
+
+
+# ------------------------------------------------------------------------------------------ CheckpointManager
+from course_lib.checkpoint import CheckpointFolderBusy, CheckpointManager  # noqa: E402
+
+
+def test_manager_refuses_another_runs_checkpoints_and_keeps_them(tmp_path):
+    for epoch in (5, 6):
+        save_checkpoint(dense(epoch), tmp_path / f"lenet5-{epoch}_2.ckpt")
+    with pytest.raises(FileExistsError, match=r"holds checkpoints of another run \(lenet5-6_2.ckpt.*--resume"):
+        with CheckpointManager(tmp_path, "lenet5", keep=2):
+            pass
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lenet5-5_2.ckpt", "lenet5-6_2.ckpt"]  # lock released
+    with CheckpointManager(tmp_path, "lenet5", keep=2, overwrite=True) as manager:
+        for epoch in (1, 2, 3):
+            manager.save(dense(epoch), epoch, 2)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lenet5-2_2.ckpt", "lenet5-3_2.ckpt"]
+
+
+def test_retention_only_deletes_files_of_the_run_that_writes(tmp_path):
+    save_checkpoint(dense(0), tmp_path / "resnet18-9_2.ckpt")  # another model's run: not this prefix
+    with CheckpointManager(tmp_path, "lenet5", keep=1) as manager:
+        for epoch in (1, 2, 3):
+            manager.save(dense(epoch), epoch, 2)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lenet5-3_2.ckpt", "resnet18-9_2.ckpt"]
+
+
+def test_second_run_on_a_locked_folder_is_refused_and_a_dead_owner_is_not(tmp_path):
+    import subprocess
+    import sys
+
+    with CheckpointManager(tmp_path, "lenet5"):
+        with pytest.raises(CheckpointFolderBusy, match=rf"in use by another run \(process {os.getpid()}\).*Fix"):
+            with CheckpointManager(tmp_path, "lenet5"):
+                pass
+    # a process killed while holding the lock leaves the file, but not the lock
+    code = (f"import os, signal, course_lib.checkpoint as c; m = c.CheckpointManager({str(tmp_path)!r}, 'lenet5'); "
+            "m.__enter__(); os.kill(os.getpid(), signal.SIGKILL)")
+    assert subprocess.run([sys.executable, "-c", code], timeout=120).returncode == -9
+    assert (tmp_path / ".course_checkpoints.lock").exists()
+    with CheckpointManager(tmp_path, "lenet5"):
+        pass
+
+
+def test_temp_files_of_a_killed_save_are_cleaned_and_nothing_else(tmp_path):
+    names = [".lenet5-2_4.tmp-0badf00d.ckpt", ".lenet5-2_4.tmp-0badf00d.tmp", ".best.tmp-12345678.ckpt"]
+    keep = ["notes.tmp", ".hidden.ckpt", "my.tmp-0badf00d.ckpt", ".x.tmp-nothex00.ckpt"]
+    for name in names + keep:
+        (tmp_path / name).write_bytes(b"x")
+    with CheckpointManager(tmp_path, "lenet5"):
+        pass
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(keep)
+
+
+def test_a_damaged_newest_checkpoint_is_set_aside_and_the_previous_one_used(tmp_path):
+    for epoch in (1, 2):
+        save_checkpoint(dense(epoch), tmp_path / f"lenet5-{epoch}_2.ckpt", append_dict={"epoch_num": epoch})
+    good = (tmp_path / "lenet5-2_2.ckpt").read_bytes()
+    save_checkpoint(dense(9), tmp_path / "lenet5-9_2.ckpt")
+    (tmp_path / "lenet5-9_2.ckpt").write_bytes(good[: len(good) // 2])
+    with CheckpointManager(tmp_path, "lenet5", keep=2, resume=True) as manager:
+        params, path = manager.resume_from(load_checkpoint)
+        assert path.name == "lenet5-2_2.ckpt" and int(params["epoch_num"].asnumpy()) == 2
+        manager.save(dense(3), 3, 2)
+    # the damaged file holds no keep slot: epochs 2 and 3 are kept, epoch 1 went
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lenet5-2_2.ckpt", "lenet5-3_2.ckpt",
+                                                          "lenet5-9_2.ckpt.damaged"]
+
+
+def test_non_finite_weights_are_never_saved(tmp_path):
+    net = dense(1)
+    net.weight.set_data(ms.Tensor(np.full((2, 3), np.nan, np.float32)))
+    with CheckpointManager(tmp_path, "lenet5") as manager:
+        with pytest.raises(ValueError, match=r"parameter 'weight' holds NaN or inf.*Fix: lower --lr"):
+            manager.save(net, 1, 2)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("make", ["file", "readonly"])
+def test_an_unusable_checkpoint_folder_fails_before_training(tmp_path, make):
+    if make == "file":
+        target = tmp_path / "a_file"
+        target.write_text("x")
+        error = NotADirectoryError
+    else:
+        if os.geteuid() == 0:  # root writes through chmod 0o500; /proc refuses even root
+            target = Path("/proc/self/course-checkpoints")
+        else:
+            target = tmp_path / "ro"
+            target.mkdir()
+            target.chmod(0o500)
+        error = PermissionError
+    with pytest.raises(error, match=r"checkpoint_dir .* Fix"):
+        CheckpointManager(target, "lenet5").check_folder()

@@ -92,3 +92,12 @@ def test_first_code_cell_imports_course_lib_before_mindspore(notebook):
     if "mindspore" in roots:
         assert roots.index("course_lib") < roots.index("mindspore"), (
             f"{path.name}: the first code cell imports mindspore before course_lib; course_lib must come first")
+
+
+def test_nbval_markers_are_whole_comment_lines(notebook):
+    """nbval reads a marker only from a line of its own (``# NBVAL_CHECK_OUTPUT``); one at the end of a code line
+    is silently ignored, and the output it was meant to check goes unchecked."""
+    path, nb = notebook
+    stray = [(index, line.strip()) for index, cell in enumerate(_code_cells(nb))
+             for line in _source(cell).splitlines() if "NBVAL_" in line and not line.strip().startswith("# NBVAL_")]
+    assert not stray, f"{path.name}: NBVAL markers that nbval ignores (code cell index, line): {stray}"

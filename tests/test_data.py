@@ -20,7 +20,7 @@ def test_mnist_train_and_test_splits():
     assert image.shape == (32, 1, 32, 32) and image.dtype == np.float32
     assert label.shape == (32,) and label.dtype == np.int32
     assert test[-1][0].shape == (360 % 32, 1, 32, 32)  # evaluation keeps the last partial batch
-    # seed 001's normalisation: background pixels are (0 - 0.1307) / 0.3081
+    # the programming guide's "Training"'s normalisation: background pixels are (0 - 0.1307) / 0.3081
     assert np.isclose(image.min(), -0.1307 / 0.3081, atol=1e-5)
     assert set(np.concatenate([b[1] for b in test])) == set(range(10))
 

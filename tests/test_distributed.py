@@ -275,3 +275,36 @@ def test_a_hanging_job_is_killed_at_the_timeout_and_leaves_no_process(tmp_path):
     assert caught.value.result.timed_out and caught.value.result.returncode is None
     assert processes_with(tag) == []
     assert json.dumps(caught.value.result.command)  # the command is kept for the error report
+
+
+# ------------------------------------------------------------------------------------- log_dir ownership
+def test_launch_never_deletes_logs_it_did_not_write(tmp_path, monkeypatch):
+    logs = tmp_path / "logs"
+    (logs / "rank_0").mkdir(parents=True)
+    (logs / "rank_0" / "mine.txt").write_text("a user's file")
+    (logs / "worker_0.log").write_text("a user's own log")
+    (logs / "notes.txt").write_text("keep")
+    with pytest.raises(ValueError, match=r"already holds rank_0, worker_0.log.*Fix: pass an empty or new folder"):
+        launch(WORKER, ["--out", tmp_path], worker_num=2, timeout=60, log_dir=logs)
+    assert (logs / "rank_0" / "mine.txt").read_text() == "a user's file"
+    assert (logs / "worker_0.log").read_text() == "a user's own log"
+
+
+def test_a_second_launch_removes_only_what_the_first_one_created(tmp_path, monkeypatch):
+    monkeypatch.setattr(distributed, "MSRUN_MODULE", "json.tool")  # fails at once, but writes msrun.log
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "notes.txt").write_text("keep")
+    (logs / "worker_x.log").write_text("not a rank log name: keep")
+    for _ in range(2):
+        with pytest.raises(DistributedLaunchError):
+            launch(WORKER, ["--out", tmp_path], worker_num=2, timeout=60, log_dir=logs)
+        assert (logs / "msrun.log").exists()
+        assert json.loads((logs / distributed.LAUNCH_MANIFEST).read_text())[0] == "msrun.log"
+    assert (logs / "notes.txt").read_text() == "keep"
+    assert (logs / "worker_x.log").read_text() == "not a rank log name: keep"
+    # a manifest edited to point at a user's file does not get it deleted
+    (logs / distributed.LAUNCH_MANIFEST).write_text(json.dumps(["notes.txt", "../outside", "msrun.log"]))
+    with pytest.raises(DistributedLaunchError):
+        launch(WORKER, ["--out", tmp_path], worker_num=2, timeout=60, log_dir=logs)
+    assert (logs / "notes.txt").exists()

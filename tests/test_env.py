@@ -35,8 +35,11 @@ def test_cpu_wheel_has_no_gpu_or_ascend():
 @pytest.mark.parametrize("overrides, error, message", [
     ({"device_target": "TPU"}, ValueError,
      r"Invalid device_target: 'TPU', should be in \[None, 'Ascend', 'GPU', 'CPU'\]"),
-    ({"device_target": "GPU"}, RuntimeError, r"device_target 'GPU' is not available in this MindSpore install"),
-    ({"device_target": "Ascend"}, RuntimeError, r"'Ascend' is not available.*Fix: set device_target to 'CPU'"),
+    ({"device_target": "GPU"}, RuntimeError,
+     r"device_target 'GPU' is not available in this MindSpore install.*GPU plugin.*CUDA.*"
+     r"runtime libraries are missing"),
+    ({"device_target": "Ascend"}, RuntimeError,
+     r"'Ascend' is not available.*Ascend plugin.*CANN runtime.*Fix: set device_target to 'CPU'"),
     ({"context_mode": "eager"}, ValueError, r"Invalid context_mode: 'eager', should be in \['graph', 'pynative'\]"),
     ({"device_num": 0}, ValueError, r"Invalid device_num: 0, should be an int >= 1"),
     ({"seed": -1}, ValueError, r"Invalid seed: -1"),

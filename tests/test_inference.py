@@ -123,6 +123,7 @@ def test_export_and_graphcell_give_the_eager_outputs(net, images, tmp_path, dyna
     assert sorted(p.name for p in tmp_path.iterdir()) == ["lenet.mindir"]  # no temp file left behind
     graph = load_mindir(path)
     assert isinstance(graph, nn.GraphCell)
+    assert graph.input_shapes == [(-1 if dynamic_batch else 1, 1, 32, 32)]  # read from the file, checked per call
     eager = net(Tensor(images)).asnumpy()
     np.testing.assert_allclose(graph(Tensor(images)).asnumpy(), eager, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(predict(graph, images).probabilities, softmax(eager), rtol=1e-5, atol=1e-6)

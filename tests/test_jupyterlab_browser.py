@@ -15,6 +15,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 SCREENSHOT = ROOT / "build" / "jupyterlab_00_environment.png"
+ZH_LESSON = "00_environment.ipynb"  # the Chinese lesson the zh test opens (notebooks/zh/, made by `make zh`)
+ZH_SCREENSHOT = ROOT / "build" / "jupyterlab_zh_00_environment.png"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-sync",
                  "--disable-background-networking", "--disable-component-update"]
 
@@ -51,6 +53,9 @@ def lab(tmp_path_factory):
             if cell.cell_type == "code":
                 cell.outputs, cell.execution_count = [], None
         nbformat.write(nb, folder / notebook.name)
+    if (ROOT / "notebooks" / "zh" / ZH_LESSON).is_file():  # the Chinese edition, one folder deeper, as committed
+        (folder / "zh").mkdir()
+        nbformat.write(nbformat.read(ROOT / "notebooks" / "zh" / ZH_LESSON, as_version=4), folder / "zh" / ZH_LESSON)
     port, token = free_port(), uuid.uuid4().hex
     log = open(folder / "lab.log", "w")
     as_root = " --allow-root" if os.geteuid() == 0 else ""  # CI runs as root; Jupyter refuses without this flag
@@ -114,3 +119,52 @@ def test_notebook_00_runs_its_first_cells_in_chromium(lab):
         finally:
             browser.close()
     assert SCREENSHOT.stat().st_size > 10_000
+
+
+#: For every CJK character of ``text``: is it drawn, in the font the element really uses, differently from the
+#: box of a code point no font has (U+0378)? Without a CJK font Chromium draws that same box for every one of them.
+GLYPHS_JS = """([selector, text]) => {
+  const element = document.querySelector(selector);
+  const style = getComputedStyle(element);
+  const canvas = document.createElement('canvas'); canvas.width = 64; canvas.height = 64;
+  const ctx = canvas.getContext('2d', {willReadFrequently: true});
+  const draw = ch => { ctx.clearRect(0, 0, 64, 64); ctx.font = `32px ${style.fontFamily}`; ctx.fillText(ch, 8, 44);
+                       return Array.from(ctx.getImageData(0, 0, 64, 64).data).join(','); };
+  const box = draw('\\u0378');
+  const chars = [...new Set([...text].filter(ch => /[\\u4e00-\\u9fff]/.test(ch)))].slice(0, 40);
+  const drawn = chars.map(draw);
+  return {font: style.fontFamily, chars: chars.join(''), boxes: chars.filter((ch, i) => drawn[i] === box).join(''),
+          distinct: new Set(drawn).size};
+}"""
+
+
+def test_a_chinese_lesson_renders_its_text_as_glyphs(lab):
+    """The zh edition opens in JupyterLab and its Chinese prose is drawn with real glyphs, not empty boxes."""
+    from playwright.sync_api import sync_playwright
+
+    if not (lab["folder"] / "zh" / ZH_LESSON).is_file():
+        pytest.fail(f"notebooks/zh/{ZH_LESSON} is missing: translate its cells (i18n/zh/), then `make zh`")
+    url = f"{lab['base']}/lab/tree/zh/{ZH_LESSON}?token={lab['token']}"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(url, timeout=120_000)
+            selector = ".jp-Notebook .jp-MarkdownOutput"
+            page.wait_for_selector(selector, timeout=120_000)
+            # JupyterLab renders cells one after another: wait until the first four hold enough Chinese to judge,
+            # not only until the first one does (that raced: sometimes only the title had been drawn)
+            page.wait_for_function(
+                f"() => new Set([...document.querySelectorAll('{selector}')].slice(0, 4).map(e => e.innerText)"
+                ".join(' ').match(/[\\u4e00-\\u9fff]/g) || []).size >= 10", timeout=60_000)
+            text = page.eval_on_selector_all(selector, "els => els.slice(0, 4).map(e => e.innerText).join(' ')")
+            result = page.evaluate(GLYPHS_JS, [selector, text])
+            ZH_SCREENSHOT.parent.mkdir(exist_ok=True)
+            page.screenshot(path=str(ZH_SCREENSHOT))
+        finally:
+            browser.close()
+    assert len(result["chars"]) >= 10, f"too little Chinese text in the first cells of zh/{ZH_LESSON}: {result}"
+    assert not result["boxes"], (
+        f"Chinese characters drawn as empty boxes in font {result['font']!r}: {result['boxes']}. "
+        "Install a CJK font: `make browser-deps` (Debian's fonts-noto-cjk)")
+    assert result["distinct"] == len(result["chars"])

@@ -223,27 +223,69 @@ def test_torch_param_groups_mirror_course_lib_optim(torch_resnet18):
     assert (groups[0]["weight_decay"], groups[1]["weight_decay"]) == (1e-4, 0.0)
 
 
-def test_two_training_steps_match_pytorch():
-    """Loss, weights and BN running statistics after two SGD steps (PyNative; the notebook runs graph mode).
+def relative_to_update(reference_after, reference_before, other):
+    """Per tensor: max |reference - other| divided by the largest change of that tensor in the reference run."""
+    differences = parameter_differences(reference_after, other)
+    ratios = {}
+    for torch_name, value in reference_after.items():
+        name = torch_to_mindspore_name(torch_name)
+        if name in differences:
+            update = float(np.abs(value.double().numpy() - reference_before[torch_name]).max())
+            ratios[name] = differences[name] / max(update, 1e-12)
+    return ratios
 
-    Two steps so that momentum matters; weight decay 0.01 so a wrong no-decay group would move BN gamma by
-    lr * 0.01 = 1e-4, far above the tolerance. A ReLU input within float32 rounding of 0 can flip between the
-    frameworks and change one element's gradient (the notebook measures that noise against float64); with
-    these inputs no such flip happens, so the tolerances stay tight.
-    """
+
+def two_steps(recipe, torch_recipe=None):
+    """Two SGD steps from the same weights: MindSpore fp32, PyTorch fp32 and PyTorch fp64 (the exact reference)."""
     torch.manual_seed(1)
     model = build_torch_resnet(18, 10)
+    before = {k: v.detach().double().numpy().copy() for k, v in model.state_dict().items()}
+    model64 = copy.deepcopy(model).double()
     net = resnet18(10)
     convert_torch_state_dict(model.state_dict(), net)
     rng = np.random.default_rng(1)
     batches = [(random_images(10 + i, batch=8), rng.integers(0, 10, 8).astype(np.int32)) for i in range(2)]
-    recipe = {"momentum": 0.9, "weight_decay": 0.01, "label_smoothing": 0.1}
+    torch_recipe = torch_recipe or recipe
     ms_losses = mindspore_training_steps(net, batches, [0.01, 0.01], **recipe)
-    torch_losses = torch_training_steps(model, batches, [0.01, 0.01], **recipe)
+    torch_losses = torch_training_steps(model, batches, [0.01, 0.01], **torch_recipe)
+    torch_training_steps(model64, batches, [0.01, 0.01], **torch_recipe)
+    ms_error = relative_to_update(model64.state_dict(), before, net)
+    torch32_error = relative_to_update(model64.state_dict(), before, model.state_dict())
+    return ms_losses, torch_losses, net, ms_error, torch32_error
+
+
+#: A float32 run may differ from the exact (float64) one by a few percent of a step's update: a ReLU input
+#: within rounding distance of 0 flips, and a BatchNorm channel with a tiny batch variance amplifies rounding
+#: by up to 1/sqrt(eps). Measured for these inputs on an AVX-512 CPU (AMD EPYC): PyTorch float32 vs float64 up to
+#: 2.4e-2 of the update (2.7e-05 absolute on a conv weight; an AVX-512 Xeon in CI showed the same 2.7e-05 between
+#: MindSpore and PyTorch float32, which the old absolute 1e-5 bound rejected); MindSpore vs float64 6e-4.
+#: A wrong recipe is far above it: label smoothing 0.09 instead of 0.1 gives 0.28, no weight decay 0.13.
+RELATIVE_TOLERANCE = 0.05
+
+
+def test_two_training_steps_match_pytorch():
+    """Loss, weights and BN running statistics after two SGD steps (PyNative; the notebook runs graph mode).
+
+    Two steps so that momentum matters; weight decay 0.01 so that decay on the wrong tensors is visible. The
+    yardstick is PyTorch in float64, not PyTorch in float32: float32 rounding differs between CPUs (vector width,
+    summation order), and PyTorch float32 is itself off from float64 by the noise described at
+    RELATIVE_TOLERANCE. Each tensor must be within 5% of its own update size of the float64 result, or within
+    twice PyTorch float32's error, whichever is larger.
+    """
+    recipe = {"momentum": 0.9, "weight_decay": 0.01, "label_smoothing": 0.1}
+    ms_losses, torch_losses, net, ms_error, torch32_error = two_steps(recipe)
     np.testing.assert_allclose(ms_losses, torch_losses, atol=1e-5)
-    differences = parameter_differences(model.state_dict(), net)
-    assert max(differences.values()) <= 1e-5, max(differences.items(), key=lambda kv: kv[1])
+    tolerance = max(RELATIVE_TOLERANCE, 2 * max(torch32_error.values()))
+    worst = max(ms_error.items(), key=lambda kv: kv[1])
+    assert worst[1] <= tolerance, f"{worst[0]}: |MindSpore - PyTorch fp64| = {worst[1]:.3f} of the update"
     assert np.abs(net.bn1.moving_mean.asnumpy()).max() > 1e-3  # the running statistics did move
+
+
+@pytest.mark.parametrize("wrong", [{"label_smoothing": 0.09}, {"weight_decay": 0.0}])
+def test_the_parity_tolerance_catches_a_wrong_recipe(wrong):
+    recipe = {"momentum": 0.9, "weight_decay": 0.01, "label_smoothing": 0.1}
+    _, _, _, ms_error, torch32_error = two_steps({**recipe, **wrong}, torch_recipe=recipe)
+    assert max(ms_error.values()) > max(RELATIVE_TOLERANCE, 2 * max(torch32_error.values()))
 
 
 def test_training_steps_validate_the_recipe(torch_resnet18):

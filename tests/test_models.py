@@ -54,7 +54,7 @@ def test_lenet_parameter_names_and_counts():
     assert default_names == ["conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias", "fc1.weight",
                              "fc1.bias", "fc2.weight", "fc2.bias", "fc3.weight", "fc3.bias"]
     assert _count(lenet5()) == 61_706
-    seed_net = lenet5(init="seed")  # seed 001: convs without bias
+    seed_net = lenet5(init="seed")  # the programming guide's "Training": convs without bias
     assert [p.name for p in seed_net.trainable_params()] == [n for n in default_names if n not in
                                                                ("conv1.bias", "conv2.bias")]
     assert _count(seed_net) == 61_706 - 6 - 16
@@ -287,3 +287,4 @@ def test_resnet_factories_reject_bad_num_classes():
         resnet18(num_classes=-1)
     with pytest.raises(ValueError, match="num_classes must be a positive int, got 1.0"):
         resnet50(num_classes=1.0)
+

@@ -73,7 +73,7 @@ def test_name_is_matched_on_its_last_part_not_as_substring():
     class Head(nn.Cell):
         def __init__(self):
             super().__init__()
-            self.debias_proj = nn.Dense(4, 4, has_bias=False)  # seed 003's 'bias' in name would skip its decay
+            self.debias_proj = nn.Dense(4, 4, has_bias=False)  # the migration example's 'bias' rule would skip it
             self.alphabet = nn.Dense(4, 2)
 
         def construct(self, x):

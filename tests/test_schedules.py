@@ -2,10 +2,18 @@ import course_lib  # noqa: F401  (sets env before mindspore)
 
 import math
 
+import ast
+import inspect
+
+import mindspore as ms
+import numpy as np
 import pytest
 from mindspore import nn
+from mindspore.nn.learning_rate_schedule import LearningRateSchedule
 
-from course_lib.schedules import cosine_decay_steps, cosine_lr, linear_warmup_lr
+from course_lib import schedules
+from course_lib.schedules import (WarmupCosineDecayLR, cosine_decay_steps, cosine_lr, linear_warmup_lr,
+                                  schedule_values, warmup_cosine_schedule)
 
 
 def closed_form(step, lr_max, lr_min, total_steps, warmup_steps):
@@ -40,8 +48,12 @@ def test_cosine_lr_key_values():
     assert all(a >= b for a, b in zip(schedule[10:], schedule[11:]))  # decays monotonically
 
 
-def test_cosine_decay_steps_is_nn_cosine_decay_lr_per_step():
+def test_cosine_decay_steps_is_the_built_in_cosine_decay_cell_per_step():
     ours = cosine_decay_steps(0.1, 0.01, 12)
+    # nn.CosineDecayLR computes the same curve in float32
+    built_in = schedule_values(nn.CosineDecayLR(0.01, 0.1, 12), 12)
+    assert ours == pytest.approx(built_in, rel=1e-6, abs=1e-8)
+    # and bit for bit what the deprecated nn.cosine_decay_lr gave (the course's numbers did not change)
     assert ours == nn.cosine_decay_lr(0.01, 0.1, 12, 1, 12)
     # accepts ints (nn.cosine_decay_lr itself raises TypeError for an int min_lr)
     assert cosine_decay_steps(1, 0, 4) == pytest.approx([1.0, 0.5 * (1 + math.cos(math.pi / 4)), 0.5,
@@ -49,7 +61,7 @@ def test_cosine_decay_steps_is_nn_cosine_decay_lr_per_step():
 
 
 def test_seed_fifth_argument_is_decay_epoch_not_warmup():
-    # Seed 003: cosine_decay_lr(lr_end, lr, epoch_size * step_size, step_size, config.warmup)
+    # The ResNet-50 migration example: cosine_decay_lr(lr_end, lr, epoch_size * step_size, step_size, config.warmup)
     epochs, steps_per_epoch, warmup = 10, 4, 2
     seed_schedule = nn.cosine_decay_lr(0.0, 0.1, epochs * steps_per_epoch, steps_per_epoch, warmup)
     # No warmup at all: the first epoch runs at the peak ...
@@ -106,3 +118,47 @@ def test_schedule_drives_an_optimizer():
     # MindSpore stores a list learning rate as a Parameter inside an _IteratorLearningRate cell
     assert optimizer.learning_rate.learning_rate.asnumpy().tolist() == pytest.approx(schedule, rel=1e-6)
     assert float(optimizer.get_lr().asnumpy()) == pytest.approx(schedule[0])
+
+
+def test_no_deprecated_dynamic_lr_function_is_used():
+    # nn/dynamic_lr.py: "This interface is deprecated and will be removed after version 2.9.0."
+    deprecated = {"cosine_decay_lr", "warmup_lr", "piecewise_constant_lr", "exponential_decay_lr",
+                  "natural_exp_decay_lr", "inverse_decay_lr", "polynomial_decay_lr"}
+    called = {node.func.attr for node in ast.walk(ast.parse(inspect.getsource(schedules)))
+              if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)}
+    assert not called & deprecated
+
+
+@pytest.mark.parametrize("warmup_epochs", [0, 1, 3])
+def test_schedule_cell_matches_the_list(warmup_epochs):
+    lr_max, lr_min, total, per_epoch = 0.1, 0.001, 50, 5
+    cell = warmup_cosine_schedule(lr_max, lr_min, total, per_epoch, warmup_epochs)
+    assert isinstance(cell, WarmupCosineDecayLR) and isinstance(cell, LearningRateSchedule)
+    values = schedule_values(cell, total)
+    assert values == pytest.approx(cosine_lr(lr_max, lr_min, total, per_epoch, warmup_epochs), rel=2e-6, abs=1e-8)
+    # a scalar global step, as an optimizer passes it
+    assert float(cell(ms.Tensor(total - 1, ms.int32)).asnumpy()) == pytest.approx(values[-1], rel=1e-6)
+
+
+def test_schedule_cell_drives_an_optimizer():
+    net = nn.Dense(2, 2)
+    cell = warmup_cosine_schedule(0.1, 0.0, 8, 4, 1)
+    optimizer = nn.Momentum(net.trainable_params(), learning_rate=cell, momentum=0.9)
+    assert optimizer.dynamic_lr and optimizer.learning_rate is cell
+    rates = []
+    for _ in range(3):
+        rates.append(float(optimizer.get_lr().asnumpy()))
+        optimizer(tuple(ms.ops.ones_like(p) for p in net.trainable_params()))
+    assert rates == pytest.approx(cosine_lr(0.1, 0.0, 8, 4, 1)[:3], rel=1e-6)
+
+
+def test_schedule_cell_and_values_reject_bad_arguments():
+    with pytest.raises(ValueError, match="0 <= lr_min < lr_max"):
+        warmup_cosine_schedule(0.1, 0.2, 10, 5)
+    with pytest.raises(ValueError, match="must be smaller than total_steps"):
+        warmup_cosine_schedule(0.1, 0.0, 10, 5, 2)
+    with pytest.raises(TypeError, match="must be a LearningRateSchedule cell, got list"):
+        schedule_values([0.1, 0.2], 2)
+    with pytest.raises(ValueError, match="steps must be >= 1, got 0"):
+        schedule_values(nn.CosineDecayLR(0.0, 0.1, 4), 0)
+    assert np.isclose(schedule_values(nn.WarmUpLR(0.1, 4), 2), [0.0, 0.025]).all()

@@ -91,7 +91,8 @@ def test_sigkill_mid_epoch_leaves_only_the_finished_checkpoint(runs):
     code, out, _ = runs["killed"]
     assert code == -9
     assert "epoch 1/3" in out and "sending SIGKILL" in out and "epoch 2/3" not in out
-    assert runs["after_kill"] == ["lenet5-1_4.ckpt"]
+    # and the lock file of the dead run, which holds no lock any more (the resumed run takes it over)
+    assert runs["after_kill"] == [".course_checkpoints.lock", "lenet5-1_4.ckpt"]
 
 
 def test_resume_skips_damaged_files_and_continues_from_the_last_good_epoch(runs):
@@ -177,3 +178,22 @@ def test_checkpoint_files_are_ordered_by_epoch_and_ignore_other_files(tmp_path):
     found = train["_checkpoint_files"](tmp_path, "lenet5")
     assert [p.name for p in found] == ["lenet5-10_4.ckpt", "lenet5-9_4.ckpt", "lenet5-2_4.ckpt"]
     assert train["_checkpoint_files"](tmp_path / "missing", "lenet5") == []
+
+
+def test_a_second_run_on_a_busy_or_foreign_folder_is_refused_and_nothing_is_lost(tmp_path):
+    from course_lib.checkpoint import CheckpointManager, save_checkpoint
+
+    old = tmp_path / "old"
+    save_checkpoint(lenet5(10), old / "lenet5-6_2.ckpt", append_dict={"epoch_num": 6})
+    args = ["--epochs", "1", "--steps_per_epoch", "1", "--num_parallel_workers", "1"]
+    result = subprocess.run([sys.executable, str(TRAIN), *args, "--checkpoint_dir", old], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1 and "already holds checkpoints of another run (lenet5-6_2.ckpt)" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert sorted(p.name for p in old.iterdir()) == ["lenet5-6_2.ckpt"]
+    busy = tmp_path / "busy"
+    with CheckpointManager(busy, "lenet5"):
+        result = subprocess.run([sys.executable, str(TRAIN), *args, "--checkpoint_dir", busy], cwd=tmp_path,
+                                capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1 and "is in use by another run" in result.stderr
+    assert [p.name for p in busy.iterdir()] == []

@@ -1,7 +1,11 @@
 """Render the executed notebooks and the docs into a static HTML site (``make site`` -> build/site/).
 
-Every lesson page gets a navigation bar (index, previous, next); the index lists the lessons and has a search
-box over the text of every page (a small JSON index, searched in the browser; no server needed).
+Every lesson page gets a navigation bar (index, previous, next, language); the index lists the lessons and has a
+search box over the text of every page (a small JSON index, searched in the browser; no server needed).
+
+Two languages: the English pages at the top of the site, the Chinese edition (notebooks/zh/, made by `make zh`;
+docs/WORKSHOP.zh-CN.md; the bilingual glossary) under build/site/zh/ with the same page names. Every page that has
+a counterpart in the other language links to it ("中文" / "English"); both indexes list both editions.
 """
 import html
 import json
@@ -18,9 +22,16 @@ ROOT = Path(__file__).resolve().parent.parent
 #: Markdown pages of the site: (source relative to the repository, page, title).
 DOCS = (("docs/GLOSSARY.md", "glossary.html", "Glossary"), ("docs/WORKSHOP.md", "workshop.html", "Workshop"),
         ("benchmarks/results.md", "benchmarks.html", "Benchmarks"))
+#: The Chinese pages (under zh/). The glossary is bilingual: the same source, in a Chinese frame. Pages without a
+#: Chinese version (benchmarks) are linked in English, at the top of the site.
+DOCS_ZH = (("docs/GLOSSARY.md", "glossary.html", "术语表"), ("docs/WORKSHOP.zh-CN.md", "workshop.html", "工作坊指南"))
+ZH = "zh"  # the folder of the Chinese pages in the site
+WORDS = {"en": {"index": "Course index", "other": "中文", "other_lang": "zh-CN"},
+         "zh": {"index": "课程目录", "other": "English", "other_lang": "en"}}
 STYLE = """<style>
 .course-nav{position:sticky;top:0;z-index:100;background:#1f3b57;padding:8px 16px;font:15px sans-serif}
 .course-nav a{color:#fff;margin-right:18px;text-decoration:none}.course-nav a:hover{text-decoration:underline}
+.course-nav a.course-lang{float:right;margin-right:0;border:1px solid #fff;border-radius:4px;padding:0 8px}
 .course-page{max-width:980px;margin:24px auto;font:16px/1.5 sans-serif}
 .course-page table{border-collapse:collapse}.course-page td,.course-page th{border:1px solid #ccc;padding:4px 8px}
 #results li{margin:6px 0}
@@ -36,19 +47,53 @@ def title_of(nb, fallback: str) -> str:
     return fallback
 
 
-def nav_bar(prev_page, next_page) -> str:
-    links = ['<a href="index.html">Course index</a>']
+def nav_bar(prev_page, next_page, lang: str = "en", other: str | None = None) -> str:
+    """Index, previous, next; ``other`` is this page's counterpart in the other language (a link from here)."""
+    words = WORDS[lang]
+    links = [f'<a href="index.html">{words["index"]}</a>']
     if prev_page:
         links.append(f'<a href="{prev_page[0]}">&larr; {html.escape(prev_page[1])}</a>')
     if next_page:
         links.append(f'<a href="{next_page[0]}">{html.escape(next_page[1])} &rarr;</a>')
+    if other:
+        links.append(f'<a class="course-lang" href="{other}" lang="{words["other_lang"]}" '
+                     f'hreflang="{words["other_lang"]}">{words["other"]}</a>')
     return f'<nav class="course-nav">{"".join(links)}</nav>'
 
 
-def link_pages(text: str) -> str:
-    """Links between lessons and to the markdown pages point at the rendered pages, not at the source files."""
-    for source, page, _ in DOCS:
-        text = re.sub(r'href="(?:\.\./)*' + re.escape(source) + '"', f'href="{page}"', text)
+def _doc_link(text: str, source: str, page: str) -> str:
+    return re.sub(r'href="(?:\.\./)*' + re.escape(source) + r'(#[^"]*)?"',
+                  lambda match: f'href="{page}{match.group(1) or ""}"', text)
+
+
+def link_pages(text: str, lang: str = "en", zh_pages=None) -> str:
+    """Links between lessons and to the markdown pages point at the rendered pages, not at the source files.
+
+    ``lang="zh"``: the page sits in zh/; lessons and the glossary/workshop link to their Chinese pages there,
+    everything else to the shared English page one level up. ``zh_pages``: the lesson pages that exist in Chinese
+    (a link to another lesson goes to its English page when it has none; None = all)."""
+    up = "../" if lang == "zh" else ""
+    if lang == "zh":
+        workshop = "workshop.html" if (ROOT / "docs" / "WORKSHOP.zh-CN.md").is_file() else "../workshop.html"
+        text = _doc_link(text, "docs/GLOSSARY.md", "glossary.html")  # bilingual: its zh page
+        text = _doc_link(text, "docs/WORKSHOP.zh-CN.md", workshop)
+        text = _doc_link(text, "docs/WORKSHOP.md", "../workshop.html")  # the English guide, as the link says
+        text = _doc_link(text, "benchmarks/results.md", "../benchmarks.html")
+        text = _doc_link(text, "README.zh-CN.md", "index.html")
+        text = _doc_link(text, "README.md", "../index.html")
+    else:
+        for source, page, _ in DOCS:
+            text = _doc_link(text, source, page)
+        text = _doc_link(text, "docs/WORKSHOP.zh-CN.md", f"{ZH}/workshop.html")
+        text = _doc_link(text, "README.zh-CN.md", f"{ZH}/index.html")
+        text = _doc_link(text, "README.md", "index.html")
+    # recipes/*.py are copied next to the pages (see build), so a lesson's link to a recipe works on the site too
+    text = re.sub(r'href="(?:\.\./)*recipes/([\w.-]+\.py)"', rf'href="{up}recipes/\1"', text)
+    if lang == "zh":
+        return re.sub(r'href="(?:\.\./)*(?:notebooks/)?(?:zh/)?([\w.-]+)\.ipynb',
+                      lambda m: 'href="' + ("" if zh_pages is None or f"{m.group(1)}.html" in zh_pages else "../")
+                      + f'{m.group(1)}.html', text)
+    text = re.sub(r'href="(?:\.\./)*notebooks/zh/([\w.-]+)\.ipynb', rf'href="{ZH}/\1.html', text)
     return re.sub(r'href="(?:\.\./)?(?:notebooks/)?([\w.-]+)\.ipynb', r'href="\1.html', text)
 
 
@@ -57,44 +102,95 @@ def plain_text(markup: str) -> str:
     return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", text))).strip()
 
 
-def wrap(title: str, body: str) -> str:
-    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>{STYLE}"
-            f"</head><body>{nav_bar(None, None)}<main class='course-page'>{body}</main></body></html>")
+def wrap(title: str, body: str, lang: str = "en", other: str | None = None) -> str:
+    code = "zh-CN" if lang == "zh" else "en"
+    return (f"<!DOCTYPE html><html lang='{code}'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+            f"{STYLE}</head><body>{nav_bar(None, None, lang, other)}<main class='course-page'>{body}</main>"
+            f"</body></html>")
 
 
-def build(out_dir: Path = None) -> Path:
+def _lesson_page(exporter, nb, nav: str, lang: str, zh_pages=None) -> str:
+    body, _ = exporter.from_notebook_node(nb)
+    body = link_pages(body, lang, zh_pages).replace("<body", STYLE + "<body", 1)
+    if lang == "zh":
+        body = re.sub(r"<html[^>]*>", '<html lang="zh-CN">', body, count=1)
+    return re.sub(r"(<body[^>]*>)", r"\1" + nav.replace("\\", "\\\\"), body, count=1)
+
+
+def _list(pages, others=None, other_word="") -> str:
+    """<li> per page; ``others``: page -> its counterpart in the other language, linked after the title."""
+    items = []
+    for page, title in pages:
+        extra = f' · <a href="{others[page]}">{other_word}</a>' if others and page in others else ""
+        items.append(f'<li><a href="{page}">{html.escape(title)}</a>{extra}</li>')
+    return "".join(items)
+
+
+def build(out_dir: Path = None, zh_dir: Path = None) -> Path:
+    """Write the site into ``out_dir`` (default build/site/); ``zh_dir`` holds the zh notebooks (notebooks/zh/)."""
     out_dir = Path(out_dir or ROOT / "build" / "site")
+    zh_dir = Path(zh_dir or ROOT / "notebooks" / "zh")
     staging = out_dir.with_name(out_dir.name + ".tmp")
     shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
+    (staging / ZH).mkdir(parents=True)
     exporter = HTMLExporter(template_name="lab")
     notebooks = sorted((ROOT / "notebooks").glob("*.ipynb"))
+    zh_notebooks = [zh_dir / p.name for p in notebooks if (zh_dir / p.name).is_file()]
     pages = [(p.stem + ".html", title_of(nbformat.read(p, as_version=4), p.stem)) for p in notebooks]
-    search_index = []
+    zh_pages = [(p.stem + ".html", title_of(nbformat.read(p, as_version=4), p.stem)) for p in zh_notebooks]
+    has_zh = {page for page, _ in zh_pages}
+    search_index, zh_search = [], []
     for i, path in enumerate(notebooks):
-        body, _ = exporter.from_notebook_node(nbformat.read(path, as_version=4))
-        nav = nav_bar(pages[i - 1] if i else None, pages[i + 1] if i + 1 < len(pages) else None)
-        body = link_pages(body).replace("<body", STYLE + "<body", 1)
-        body = re.sub(r"(<body[^>]*>)", r"\1" + nav.replace("\\", "\\\\"), body, count=1)
-        (staging / pages[i][0]).write_text(body)
+        nav = nav_bar(pages[i - 1] if i else None, pages[i + 1] if i + 1 < len(pages) else None, "en",
+                      f"{ZH}/{pages[i][0]}" if pages[i][0] in has_zh else None)
+        body = _lesson_page(exporter, nbformat.read(path, as_version=4), nav, "en")
+        (staging / pages[i][0]).write_text(body, encoding="utf-8")
         search_index.append({"page": pages[i][0], "title": pages[i][1], "text": plain_text(body)[:60000]})
+    for i, path in enumerate(zh_notebooks):
+        nav = nav_bar(zh_pages[i - 1] if i else None, zh_pages[i + 1] if i + 1 < len(zh_pages) else None, "zh",
+                      f"../{zh_pages[i][0]}")
+        body = _lesson_page(exporter, nbformat.read(path, as_version=4), nav, "zh", has_zh)
+        (staging / ZH / zh_pages[i][0]).write_text(body, encoding="utf-8")
+        zh_search.append({"page": zh_pages[i][0], "title": zh_pages[i][1], "text": plain_text(body)[:60000]})
+    (staging / "recipes").mkdir()
+    for recipe in sorted((ROOT / "recipes").glob("*.py")):
+        shutil.copy2(recipe, staging / "recipes" / recipe.name)
     render = mistune.create_markdown(plugins=["table"])
-    doc_pages = []
+    zh_docs = {page: (ROOT / name).is_file() for name, page, _ in DOCS_ZH}
+    doc_pages, zh_doc_pages = [], []
     for name, page, title in DOCS:
         source = ROOT / name
         if source.is_file():
-            markup = link_pages(render(source.read_text()))
-            (staging / page).write_text(wrap(title, markup))
+            markup = link_pages(render(source.read_text(encoding="utf-8")))
+            other = f"{ZH}/{page}" if zh_docs.get(page) else None
+            (staging / page).write_text(wrap(title, markup, "en", other), encoding="utf-8")
             doc_pages.append((page, title))
             search_index.append({"page": page, "title": title, "text": plain_text(markup)})
+    for name, page, title in DOCS_ZH:
+        source = ROOT / name
+        if source.is_file():
+            markup = link_pages(render(source.read_text(encoding="utf-8")), "zh", has_zh)
+            (staging / ZH / page).write_text(wrap(title, markup, "zh", f"../{page}"), encoding="utf-8")
+            zh_doc_pages.append((page, title))
+            zh_search.append({"page": page, "title": title, "text": plain_text(markup)})
+    zh_doc_pages += [(f"../{page}", f"{title}（英文）") for _, page, title in DOCS if not zh_docs.get(page)]
     (staging / "search.json").write_text(json.dumps(search_index))
-    items = "".join(f'<li><a href="{page}">{html.escape(title)}</a></li>' for page, title in pages)
-    docs = "".join(f'<li><a href="{page}">{html.escape(title)}</a></li>' for page, title in doc_pages)
+    (staging / ZH / "search.json").write_text(json.dumps(zh_search, ensure_ascii=False), encoding="utf-8")
+    to_zh = {page: f"{ZH}/{page}" for page, _ in zh_pages}
+    items = _list(pages, to_zh, '<span lang="zh-CN">中文</span>')
+    docs = _list(doc_pages, {p: f"{ZH}/{p}" for p, _ in doc_pages if zh_docs.get(p)}, '<span lang="zh-CN">中文</span>')
+    zh_items = _list(zh_pages, {page: f"../{page}" for page, _ in zh_pages}, '<span lang="en">English</span>')
+    zh_more = _list(zh_doc_pages)
+    zh_note = ("" if len(zh_pages) == len(pages) else
+               f"<p>{len(zh_pages)} of {len(pages)} lessons are translated so far.</p>")
     index = f"""<h1>MindSpore, from training loop to inference</h1>
 <p>The executed lessons of the course, as a static reference. Run them yourself with <code>make lab</code>.</p>
 <p><input id="q" type="search" placeholder="Search the course…" size="40" aria-label="Search the course">
 <ul id="results"></ul></p>
 <h2>Lessons</h2><ul>{items}</ul><h2>More</h2><ul>{docs}</ul>
+<h2 lang="zh-CN">中文版 · Chinese edition</h2>
+<p><a href="{ZH}/index.html" lang="zh-CN">课程目录（中文）</a>: the same lessons, code and outputs, with the prose in
+Chinese.</p>{zh_note}
 <script>
 let index = null;
 fetch('search.json').then(r => r.json()).then(d => index = d);
@@ -112,7 +208,19 @@ document.getElementById('q').addEventListener('input', e => {{
   }}
 }});
 </script>"""
-    (staging / "index.html").write_text(wrap("MindSpore, from training loop to inference", index))
+    (staging / "index.html").write_text(wrap("MindSpore, from training loop to inference", index, "en",
+                                             f"{ZH}/index.html"), encoding="utf-8")
+    zh_index = (index.split("<h1>", 1)[0] + f"""<h1>MindSpore：从训练循环到推理</h1>
+<p>本课程已执行的全部课程笔记本，供静态阅读。代码和输出与英文版完全相同，只有正文译为中文。
+在本地运行：<code>make lab-zh</code>。</p>
+<p><input id="q" type="search" placeholder="搜索课程…" size="40" aria-label="搜索课程">
+<ul id="results"></ul></p>
+<h2>课程</h2><ul>{zh_items}</ul>{"" if zh_pages else "<p>中文课程尚未生成（make zh）。</p>"}
+<h2>更多</h2><ul>{zh_more}</ul>
+<h2 lang="en">English edition</h2><p><a href="../index.html" lang="en">Course index (English)</a></p>
+<script>""" + index.split("<script>", 1)[1])
+    (staging / ZH / "index.html").write_text(wrap("MindSpore：从训练循环到推理", zh_index, "zh", "../index.html"),
+                                             encoding="utf-8")
     shutil.rmtree(out_dir, ignore_errors=True)
     staging.rename(out_dir)
     return out_dir

@@ -1,6 +1,5 @@
-"""Exercises of lesson 04 (TrainOneStepCell, NetWithLoss, hand-written loops, data sink)."""
+"""Exercises of lesson 04 (a hand-written TrainOneStepCell, sink_size)."""
 import contextlib
-import io
 import math
 
 import numpy as np
@@ -49,162 +48,82 @@ def _weights(net) -> np.ndarray:
     return np.concatenate([p.asnumpy().ravel() for p in net.trainable_params()])
 
 
-def _one_big_step(start: np.ndarray, groups, learning_rate: float = 0.1):
-    """Weights of the Dense(4, 3) after one plain SGD step per group of batches (each group concatenated into
-    one batch), computed in NumPy: the gradient of the mean cross-entropy is (softmax - one_hot) / N."""
+def _clipped_sgd_steps(start: np.ndarray, batches, max_norm: float, per_tensor: bool = False,
+                       learning_rate: float = 0.1):
+    """Weights of the Dense(4, 3) after each plain SGD step with clipped gradients, computed in NumPy.
+
+    The gradient of the mean cross-entropy is (softmax - one_hot) / N; the gradients (weight, bias) are scaled by
+    max_norm / max(norm, max_norm), with the norm of all of them together (or of each one, ``per_tensor``)."""
     weight, bias = start[:12].reshape(3, 4).astype(np.float64), start[12:].astype(np.float64)
     after = []
-    for group in groups:
-        x = np.concatenate([x for x, _ in group]).astype(np.float64)
-        y = np.concatenate([y for _, y in group])
+    for x, y in batches:
+        x = x.astype(np.float64)
         logits = x @ weight.T + bias
         probs = np.exp(logits - logits.max(axis=1, keepdims=True))
         probs /= probs.sum(axis=1, keepdims=True)
         dlogits = (probs - np.eye(3)[y]) / len(y)
-        weight, bias = weight - learning_rate * dlogits.T @ x, bias - learning_rate * dlogits.sum(axis=0)
+        grads = [dlogits.T @ x, dlogits.sum(axis=0)]
+        if per_tensor:
+            grads = [g * max_norm / max(np.linalg.norm(g), max_norm) for g in grads]
+        else:
+            norm = np.sqrt(sum(float((g ** 2).sum()) for g in grads))
+            grads = [g * max_norm / max(norm, max_norm) for g in grads]
+        weight, bias = weight - learning_rate * grads[0], bias - learning_rate * grads[1]
         after.append(np.concatenate([weight.ravel(), bias]))
     return after
 
 
-@exercise("04.1", "A gradient-accumulation cell (network, optimizer, k): k calls with SGD = one step on k batches.")
-def check_grad_accumulation(answer):
+@exercise("04.1", "A train cell (network, optimizer, max_norm) clipping the global norm of the gradients.",
+           difficulty=2, minutes=15,
+           task_zh="一个训练 Cell（参数为 network、optimizer、max_norm），对梯度的全局范数做裁剪。")
+def check_clipped_train_step(answer):
     from mindspore import Tensor, nn
 
     expect(isinstance(answer, type) and issubclass(answer, nn.Cell),
-           f"Answer with the class itself (a subclass of nn.Cell, e.g. of course_lib.cells.TrainOneStepCell), "
-           f"not {type(answer).__name__ if not isinstance(answer, type) else answer.__name__}.")
-    for k in (2, 3):
-        batches = _tiny_batches(2 * k)
+           f"Answer with the class itself (a subclass of nn.Cell, e.g. of MyTrainOneStepCell), not "
+           f"{type(answer).__name__ if not isinstance(answer, type) else answer.__name__}.",
+           zh="请给出类本身（nn.Cell 的子类，例如 MyTrainOneStepCell 的子类），而不是 "
+              f"{type(answer).__name__ if not isinstance(answer, type) else answer.__name__}。")
+    batches = _tiny_batches(3)
+    for max_norm in (0.05, 100.0):
         with _graph_mode():
             net, loss_net, optimizer = _tiny_setup()
             start = _weights(net)
             try:
-                cell = answer(loss_net, optimizer, k)
+                cell = answer(loss_net, optimizer, max_norm)
                 cell.set_train()
                 after = []
                 for x, y in batches:
                     cell(Tensor(x), Tensor(y))
                     after.append(_weights(net))
             except Exception as error:  # noqa: BLE001 - show the learner what failed
-                raise Incorrect(f"With k={k}, building your cell as {answer.__name__}(loss_network, optimizer, k) "
-                                f"or calling it on a batch fails: {_first_line(error)}") from None
-        truth = _one_big_step(start, [batches[:k], batches[k:]])
-        early = [i + 1 for i in range(k - 1) if not np.array_equal(after[i], start)]
-        if early:
-            raise Incorrect(f"With k={k}, the weights changed after call {early[0]}: the optimizer may run only on "
-                            f"every k-th call (count the calls, and call it when the count reaches a multiple of k).")
-        update, expected_update = after[k - 1] - start, truth[0] - start
-        expect(np.abs(update).max() > 0, f"With k={k}, the weights did not change after {k} calls: on the k-th "
-                                         f"call, pass the accumulated gradients to the optimizer.")
-        if not np.allclose(update, expected_update, rtol=1e-4, atol=1e-6):
-            scale = float(np.dot(update, expected_update) / np.dot(expected_update, expected_update))
-            expect(not math.isclose(scale, k, rel_tol=0.02),
-                   f"With k={k}, the update is {k}x too large: the loss is a *mean* over its batch, so the "
-                   f"gradient of the big batch is the mean of the k gradients, not their sum.")
-            raise Incorrect(f"With k={k}, the update after {k} calls is not one SGD step on the {k} batches "
-                            f"together: accumulate the gradients of every call (the first included).")
-        later = [k + i + 1 for i in range(k - 1) if not np.array_equal(after[k + i], after[k - 1])]
-        if later:
-            raise Incorrect(f"With k={k}, the weights changed again at call {later[0]}: the second round must "
-                            f"wait for call {2 * k}.")
-        expect(np.allclose(after[2 * k - 1], truth[1], rtol=1e-4, atol=1e-6),
-               f"With k={k}, the first update is right but the second is not: reset the accumulated gradients "
-               f"to zero after each optimizer step.")
-
-
-def _step_recorder():
-    """Reference callback: every step's net_outputs, as floats, grouped by epoch (in ``.epochs``)."""
-    from mindspore.train import Callback
-
-    class StepRecorder(Callback):
-        def __init__(self):
-            super().__init__()
-            self.epochs = []
-
-        def on_train_epoch_begin(self, run_context):
-            self.epochs.append([])
-
-        def on_train_step_end(self, run_context):
-            outputs = run_context.original_args().net_outputs
-            self.epochs[-1].append([float(t.asnumpy()) for t in outputs])
-
-    return StepRecorder()
-
-
-def _two_loss_model():
-    """Model(TrainOneStepCell(NetWithLoss(two heads, two losses, return_terms=True), SGD)) and 4-column data."""
-    import mindspore as ms
-    import mindspore.dataset as ds
-    from mindspore import nn
-    from mindspore.train import Model
-
-    from ..cells import NetWithLoss, TrainOneStepCell
-
-    class TwoHeads(nn.Cell):
-        def __init__(self):
-            super().__init__()
-            self.classify, self.regress = nn.Dense(4, 3), nn.Dense(4, 1)
-
-        def construct(self, x):
-            return self.classify(x), self.regress(x)
-
-    ms.set_seed(0)
-    backbone = TwoHeads()
-    loss_net = NetWithLoss(backbone, {"cls": nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean"),
-                                      "reg": nn.MSELoss()}, loss_weights={"cls": 1.0, "reg": 0.5},
-                           num_inputs=1, return_terms=True)
-    model = Model(TrainOneStepCell(loss_net, nn.SGD(backbone.trainable_params(), learning_rate=0.1)))
-    rng = np.random.default_rng(5)
-    columns = {"x": rng.standard_normal((12, 4)).astype(np.float32),
-               "cls": rng.integers(0, 3, 12).astype(np.int32),
-               "reg": rng.standard_normal((12, 1)).astype(np.float32)}
-    return model, ds.NumpySlicesDataset(columns, shuffle=False).batch(4)
-
-
-@exercise("04.2", "A callback for Model(train_cell) that keeps epoch_terms: per epoch, the mean of each loss term.")
-def check_terms_callback(answer):
-    from mindspore.train import Callback
-
-    expect(isinstance(answer, type) and issubclass(answer, Callback),
-           "Answer with the callback class itself (a subclass of mindspore.train.Callback), not an instance.")
-    try:
-        callback = answer()
-    except Exception as error:  # noqa: BLE001
-        raise Incorrect(f"{answer.__name__}() with no arguments fails: {_first_line(error)}") from None
-    model, data = _two_loss_model()
-    recorder = _step_recorder()
-    printed = io.StringIO()
-    try:
-        with contextlib.redirect_stdout(printed):
-            model.train(2, data, callbacks=[recorder, callback], dataset_sink_mode=False)
-    except Exception as error:  # noqa: BLE001
-        raise Incorrect(f"Model.train with your callback fails: {_first_line(error)}") from None
-    expect(hasattr(callback, "epoch_terms"), "After training, your callback has no attribute `epoch_terms`.")
-    terms = callback.epoch_terms
-    expect(isinstance(terms, (list, tuple)) and len(terms) == 2,
-           f"`epoch_terms` should hold one entry per epoch (the check trains 2 epochs), yours has "
-           f"{len(terms) if hasattr(terms, '__len__') else type(terms).__name__}.")
-    steps = [np.array(epoch) for epoch in recorder.epochs]  # (steps, 1 + number of terms) per epoch
-    for epoch, (entry, outputs) in enumerate(zip(terms, steps), start=1):
-        try:
-            values = np.array([float(v.asnumpy()) if hasattr(v, "asnumpy") else float(v) for v in entry])
-        except (TypeError, ValueError):
-            raise Incorrect(f"Entry {epoch} of `epoch_terms` should be a tuple of numbers, yours is "
-                            f"{entry!r}.") from None
-        num_terms = outputs.shape[1] - 1
-        expect(len(values) != num_terms + 1, "Your entries include the total: net_outputs is (total, term_1, "
-                                             "term_2); keep only the terms.")
-        expect(len(values) == num_terms, f"Each entry should have one number per loss term ({num_terms} here), "
-                                         f"yours has {len(values)}.")
-        if np.allclose(values, outputs[-1, 1:], rtol=1e-5, atol=1e-7):
-            raise Incorrect("Your values are the terms of the *last* step of each epoch: average every step "
-                            "of the epoch (collect them in on_train_step_end).")
-        if epoch == 2 and np.allclose(values, np.concatenate(steps)[:, 1:].mean(axis=0), rtol=1e-5, atol=1e-7):
-            raise Incorrect("Your second entry averages the steps of *both* epochs: start a new list at the "
-                            "beginning of each epoch.")
-        expect(np.allclose(values, outputs[:, 1:].mean(axis=0), rtol=1e-5, atol=1e-7),
-               f"Entry {epoch} is not the mean of the loss terms over that epoch's steps.")
-    expect(printed.getvalue().strip(), "The values are right; now also print them at the end of each epoch.")
+                raise Incorrect(f"Building your cell as {answer.__name__}(loss_network, optimizer, max_norm={max_norm})"
+                                f" or calling it on a batch fails: {_first_line(error)}",
+                                zh=f"以 {answer.__name__}(loss_network, optimizer, max_norm={max_norm}) 构建你的 "
+                                   f"Cell，或在一个 batch 上调用它时出错：{_first_line(error)}") from None
+        expect(not np.array_equal(after[0], start), f"With max_norm={max_norm}, the weights did not change: call "
+                                                    f"the optimizer with the clipped gradients.",
+                                                    zh=f"max_norm={max_norm} 时权重没有变化：请用裁剪后的梯度调用优"
+                                                       "化器。")
+        truth = _clipped_sgd_steps(start, batches, max_norm)
+        if all(np.allclose(a, t, rtol=1e-4, atol=1e-6) for a, t in zip(after, truth)):
+            continue
+        if all(np.allclose(a, t, rtol=1e-4, atol=1e-6)
+               for a, t in zip(after, _clipped_sgd_steps(start, batches, 1e9))):
+            raise Incorrect(f"With max_norm={max_norm}, your updates are plain SGD steps: the gradients were not "
+                            f"clipped. Pass them through ops.clip_by_global_norm(grads, max_norm).",
+                            zh=f"max_norm={max_norm} 时，你的更新是普通的 SGD 步骤：梯度没有被裁剪。请用 "
+                               "ops.clip_by_global_norm(grads, max_norm) 处理梯度。")
+        if all(np.allclose(a, t, rtol=1e-4, atol=1e-6)
+               for a, t in zip(after, _clipped_sgd_steps(start, batches, max_norm, per_tensor=True))):
+            raise Incorrect("You clipped each gradient on its own: clip the global norm of all gradients "
+                            "together (one scale factor for the whole tuple).",
+                            zh="你对每个梯度分别做了裁剪：应对所有梯度的全局范数一起裁剪（整个元组共用一个缩放因子"
+                               "）。")
+        raise Incorrect(f"With max_norm={max_norm}, the weights after each step differ from SGD with clipped "
+                        f"gradients. Keep sens at 1.0 and clip the whole tuple of gradients once per step.",
+                        zh=f"max_norm={max_norm} 时，每一步之后的权重与梯度裁剪后的 SGD 结果不同。保持 sens 为 1.0，"
+                           "并在每一步对整个梯度元组裁剪一次。")
 
 
 def _sink_schedule(epochs: int, sink_size: int, dataset_batches: int):
@@ -214,27 +133,35 @@ def _sink_schedule(epochs: int, sink_size: int, dataset_batches: int):
     return [stream[e * sink_size:(e + 1) * sink_size] for e in range(epochs)], passes
 
 
-@exercise("04.3", "Ascend sink semantics, epoch=4, sink_size=3, 10 batches: (batches of each epoch, passes).")
+@exercise("04.2", "Ascend sink semantics, Model.train(4, data, sink_size=3), 10 batches: the batches of each epoch.",
+           difficulty=1, minutes=5,
+           task_zh="Ascend 的下沉语义，Model.train(4, data, sink_size=3)，数据集有 10 个 batch：每个 epoch 各处理哪"
+                   "些 batch。")
 def check_sink_schedule(answer):
-    expect(isinstance(answer, tuple) and len(answer) == 2,
-           "Answer with a tuple (batches_per_epoch, passes): a list of 4 lists of batch numbers, and an int.")
-    batches, passes = answer
-    truth_batches, truth_passes = _sink_schedule(SINK_EPOCHS, SINK_SIZE, SINK_DATASET_BATCHES)
-    expect(isinstance(batches, (list, tuple)) and all(isinstance(b, (list, tuple)) for b in batches),
-           "The first item should be a list with one list of batch numbers per epoch.")
-    batches = [list(b) for b in batches]
+    truth, _ = _sink_schedule(SINK_EPOCHS, SINK_SIZE, SINK_DATASET_BATCHES)
+    expect(not (isinstance(answer, tuple) and len(answer) == 2 and isinstance(answer[1], int)),
+           "Answer with the list of epochs only (one list of batch numbers per epoch), not a tuple.",
+           zh="只用各 epoch 组成的列表作答（每个 epoch 一个 batch 编号列表），不要用元组。")
+    expect(isinstance(answer, (list, tuple)) and all(isinstance(b, (list, tuple)) for b in answer),
+           "Answer with a list that holds one list of batch numbers per epoch.",
+           zh="请用一个列表作答，其中每个 epoch 对应一个 batch 编号列表。")
+    batches = [list(b) for b in answer]
     expect(len(batches) == SINK_EPOCHS, f"There should be one list per epoch ({SINK_EPOCHS}), yours has "
-                                        f"{len(batches)}.")
+                                        f"{len(batches)}.",
+                                        zh=f"每个 epoch 应有一个列表（共 {SINK_EPOCHS} 个），你的有 {len(batches)} "
+                                           "个。")
     sizes = [len(b) for b in batches]
     expect(all(size == SINK_SIZE for size in sizes),
            f"Your epochs have {sizes} batches: on Ascend every epoch sinks exactly sink_size batches, even "
-           f"when the data set's end falls inside an epoch (the next pass continues the stream).")
-    expect(batches[0] == truth_batches[0], "Epoch 1 starts with the first batches of the data set.")
+           f"when the data set's end falls inside an epoch (the next pass continues the stream).",
+           zh=f"你的各 epoch 分别有 {sizes} 个 batch：在 Ascend 上，每个 epoch 恰好下沉 sink_size 个 batch，即使数据"
+              "集的结尾落在某个 epoch 中间（下一轮遍历会接着这个数据流）。")
+    expect(batches[0] == truth[0], "Epoch 1 starts with the first batches of the data set.",
+                                   zh="第 1 个 epoch 从数据集最前面的几个 batch 开始。")
     expect(batches[1] != batches[0], "Each epoch continues where the previous one stopped; it does not restart "
-                                     "the data set.")
-    expect(batches == truth_batches, "Some epochs get the wrong batches: follow one stream of batches that "
-                                     "starts a new pass over the data set as soon as the previous one ends.")
-    expect(isinstance(passes, int) and not isinstance(passes, bool),
-           f"The number of passes should be an int, yours is a {type(passes).__name__}.")
-    expect(passes == truth_passes, f"{passes} is not the number of passes Model prepares (dataset_sink_num): "
-                                   f"read the line that computes it in Model._train_dataset_sink_process.")
+                                     "the data set.",
+                                     zh="每个 epoch 从上一个 epoch 停下的地方继续，而不会从头开始遍历数据集。")
+    expect(batches == truth, "Some epochs get the wrong batches: follow one stream of batches that starts a new "
+                             "pass over the data set as soon as the previous one ends.",
+                             zh="有些 epoch 拿到的 batch 不对：沿着同一个 batch 数据流走，上一轮遍历一结束，就立即"
+                                "开始新一轮遍历数据集。")

@@ -1,53 +1,126 @@
-"""Exercises of lesson 06 (functional training: schedules, parameter groups, loss scaling)."""
+"""Exercises of lesson 06 (functional training: schedule cells, parameter groups, loss scaling)."""
 import math
 
 from ..exercises import Incorrect, exercise, expect, expect_type
 
-
-@exercise("06.1", "Per-step LR list: 2 warm-up epochs then cosine from 0.1 to 0.0, 10 epochs of 44 steps.")
-def check_schedule(answer):
-    from ..schedules import cosine_lr
-
-    expect(isinstance(answer, (list, tuple)), "Answer with the list of per-step learning rates (one float per step).")
-    truth = cosine_lr(0.1, 0.0, total_steps=440, steps_per_epoch=44, warmup_epochs=2)
-    expect(len(answer) == len(truth), f"Your schedule has {len(answer)} steps; 10 epochs of 44 steps have "
-                                      f"{len(truth)} (one value per optimizer step, not per epoch).")
-    values = [float(v) for v in answer]
-    expect(all(math.isfinite(v) and v >= 0 for v in values), "Every learning rate must be a finite number >= 0.")
-    expect(math.isclose(max(values), 0.1, rel_tol=1e-6), "The schedule should reach lr_max = 0.1 exactly once "
-                                                         "the warm-up ends.")
-    if values[0] >= 0.05:
-        raise Incorrect("The first steps should be small: a warm-up rises linearly over the first 2 epochs.")
-    wrong = sum(not math.isclose(a, b, rel_tol=1e-5, abs_tol=1e-9) for a, b in zip(values, truth))
-    expect(wrong == 0, f"{wrong} of {len(truth)} steps differ: warm up for 2 × 44 steps, then decay over the "
-                       f"remaining 352 steps (not over all 440).")
+#: Steps where 06.1's schedule is evaluated: the warm-up edges, the cosine's start, middle and end, and a grid.
+_PROBE_STEPS = sorted({0, 1, 43, 44, 86, 87, 88, 89, 264, 438, 439} | set(range(0, 440, 23)))
 
 
-@exercise("06.2", "Which trainable parameters of resnet18(10) get NO weight decay (seed 003's rule)? Sorted names.")
-def check_no_decay(answer):
+def _truth_06_1(step, warmup_from_zero):
+    warmup_steps, decay_steps = 88, 352
+    if step < warmup_steps:
+        return 0.1 * (step if warmup_from_zero else step + 1) / warmup_steps
+    return 0.05 * (1 + math.cos(math.pi * (step - warmup_steps) / decay_steps))
+
+
+@exercise("06.1", "nn.Momentum with a LearningRateSchedule cell: 2 warm-up epochs (nn.WarmUpLR), then "
+                  "nn.CosineDecayLR from 0.1 to 0.0 over the other 8 epochs; 44 steps per epoch.",
+           difficulty=2, minutes=15,
+           task_zh="使用 LearningRateSchedule Cell 的 nn.Momentum：前 2 个 epoch 预热（nn.WarmUpLR），之后 8 个 "
+                   "epoch 用 nn.CosineDecayLR 从 0.1 衰减到 0.0；每个 epoch 44 步。")
+def check_schedule_cell(answer):
+    import mindspore as ms
+    from mindspore import nn
+    from mindspore.nn.learning_rate_schedule import LearningRateSchedule
+
+    expect(isinstance(answer, nn.Optimizer), f"Answer with the optimizer (an nn.Momentum), got "
+                                             f"{type(answer).__name__}.",
+                                             zh=f"请用优化器（一个 nn.Momentum）作答，你的是 {type(answer).__name__}"
+                                                "。")
+    expect(isinstance(answer, nn.Momentum), f"The task asks for nn.Momentum, got {type(answer).__name__}.",
+                                            zh=f"题目要求的是 nn.Momentum，你的是 {type(answer).__name__}。")
+    schedule = answer.learning_rate
+    # MindSpore wraps a list of rates in an _IteratorLearningRate cell; the task asks for a schedule cell
+    if not isinstance(schedule, LearningRateSchedule) or type(schedule).__name__ == "_IteratorLearningRate":
+        raise Incorrect("The optimizer's learning rate is not a schedule cell. A list of per-step rates also works "
+                        "in MindSpore, but here pass a subclass of LearningRateSchedule as learning_rate=.",
+                        zh="优化器的学习率不是一个调度 Cell。在 MindSpore 中，逐步学习率组成的列表也可以用，但这里"
+                           "请把一个 LearningRateSchedule 的子类作为 learning_rate= 传入。")
+    try:
+        values = {step: float(schedule(ms.Tensor(step, ms.int32)).asnumpy()) for step in _PROBE_STEPS}
+    except Exception as error:  # noqa: BLE001  (a learner's cell can fail in many ways)
+        raise Incorrect(f"Calling your schedule cell with a step Tensor failed: {type(error).__name__}: "
+                        f"{str(error).splitlines()[0][:200]}",
+                        zh=f"用一个表示步数的 Tensor 调用你的调度 Cell 时出错：{type(error).__name__}: "
+                           f"{str(error).splitlines()[0][:200]}") from None
+    expect(all(math.isfinite(v) for v in values.values()), "Your schedule returns a non-finite learning rate.",
+                                                           zh="你的调度返回了非有限值（inf 或 NaN）的学习率。")
+    expect(math.isclose(values[88], 0.1, rel_tol=1e-5), f"At step 88 (the first step after 2 × 44 warm-up steps) "
+                                                         f"the rate should be the peak 0.1, got {values[88]:.6g}.",
+                                                         zh="第 88 步（2 × 44 个预热步之后的第一步）的学习率应为峰"
+                                                            f"值 0.1，你的是 {values[88]:.6g}。")
+    if values[0] > 0.01:
+        raise Incorrect("Step 0 should train with a small rate: the warm-up rises linearly over the first 88 steps.",
+                        zh="第 0 步应以很小的学习率训练：预热阶段的学习率在前 88 步内线性上升。")
+    warmups = [all(math.isclose(values[s], _truth_06_1(s, from_zero), rel_tol=1e-5, abs_tol=1e-7)
+                   for s in _PROBE_STEPS if s < 88) for from_zero in (True, False)]
+    expect(any(warmups), "The warm-up is wrong: it should rise linearly to 0.1 over 88 steps "
+                         "(nn.WarmUpLR(0.1, 88) at the global step, or at step + 1 to start above 0).",
+                         zh="预热不对：学习率应在 88 步内线性上升到 0.1（在全局步数上使用 nn.WarmUpLR(0.1, 88)，或"
+                            "在 step + 1 上使用，使其从大于 0 的值开始）。")
+    wrong = [s for s in _PROBE_STEPS if s >= 88
+             and not math.isclose(values[s], _truth_06_1(s, True), rel_tol=1e-5, abs_tol=1e-7)]
+    first = wrong[0] if wrong else 0
+    expect(not wrong, f"The cosine part differs at {len(wrong)} of the probed steps (e.g. step {first}): "
+                      "decay over the remaining 352 steps, and pass the step counted from the end of the warm-up "
+                      "(global_step - 88) to nn.CosineDecayLR.",
+                      zh=f"余弦部分在 {len(wrong)} 个探测步上不对（例如第 {first} 步）：应在剩余的 352 步内衰减，并"
+                         "把从预热结束时开始计数的步数（global_step - 88）传给 nn.CosineDecayLR。")
+
+
+@exercise("06.2", "nn.Momentum for resnet18(10): weight decay 1e-4 on weights, 0.0 on BN gamma/beta and biases, "
+                  "by filtering trainable_params() names; network order kept (order_params).",
+           difficulty=1, minutes=10,
+           task_zh="为 resnet18(10) 构建 nn.Momentum：按 trainable_params() 的名称筛选，权重使用权重衰减 1e-4，BN "
+                   "的 gamma/beta 和偏置使用 0.0；保持网络中的参数顺序（order_params）。")
+def check_param_groups(answer):
+    from mindspore import nn
+
+    expect(isinstance(answer, nn.Momentum), f"Answer with the nn.Momentum optimizer, got {type(answer).__name__}.",
+                                            zh=f"请用 nn.Momentum 优化器作答，你的是 {type(answer).__name__}。")
+    names = [p.name for p in answer.parameters]
+    expect(len(names) == 62, f"Your optimizer holds {len(names)} parameters; resnet18(10) has 62 trainable ones. "
+                             "Put every trainable parameter in exactly one group.",
+                             zh=f"你的优化器包含 {len(names)} 个参数；resnet18(10) 有 62 个可训练参数。请把每个可训"
+                                f"练参数恰好放进一个参数组。")
+    expect(answer.is_group, "The optimizer has one weight decay for all parameters. Pass a list of groups: "
+                            "[{'params': ..., 'weight_decay': 1e-4}, {'params': ..., 'weight_decay': 0.0}, ...].",
+                            zh="优化器对所有参数使用同一个权重衰减。请传入一个参数组列表："
+                               "[{'params': ..., 'weight_decay': 1e-4}, {'params': ..., 'weight_decay': 0.0}, ...]"
+                               "。")
     from ..models import resnet18
 
-    expect(isinstance(answer, (list, tuple)) and all(isinstance(a, str) for a in answer),
-           "Answer with a list of parameter names (strings).")
-    names = [p.name for p in resnet18(10).trainable_params()]
-    truth = sorted(n for n in names if any(key in n for key in ("beta", "gamma", "bias")))
-    answer = sorted(answer)
-    extra = [n for n in answer if n not in truth]
-    expect(not [n for n in extra if n not in names], "Some of your names are not trainable parameters of "
-                                                     "resnet18(10): list names from net.trainable_params().")
-    expect(not extra, f"{len(extra)} of your names are weights that should be decayed (convolution or dense "
-                      f"weights): only BN gamma/beta and biases are exempt.")
-    expect(len(answer) == len(truth), f"You listed {len(answer)} names; {len(truth)} parameters are exempt "
-                                      f"(every BN has gamma and beta, and the classifier has a bias).")
+    expect(names == [p.name for p in resnet18(10).trainable_params()],
+           "The parameters are not in the network's order. Add {'order_params': net.trainable_params()} as the "
+           "last group (checkpoints and gradient tuples rely on that order).",
+           zh="参数没有按网络中的顺序排列。请把 {'order_params': net.trainable_params()} 作为最后一个参数组（检查点"
+              "和梯度元组都依赖这个顺序）。")
+    decays = dict(zip(names, (float(wd) for wd in answer.group_weight_decay)))
+    exempt = [n for n in names if n.rsplit(".", 1)[-1] in ("gamma", "beta", "bias")]
+    decayed_exempt = [n for n in exempt if decays[n] != 0.0]
+    expect(not decayed_exempt, f"{len(decayed_exempt)} BatchNorm or bias parameters still get weight decay, "
+                               f"e.g. {decayed_exempt[:1]}: their group needs 'weight_decay': 0.0.",
+                               zh=f"有 {len(decayed_exempt)} 个 BatchNorm 或偏置参数仍然使用了权重衰减，例如 "
+                                  f"{decayed_exempt[:1]}：它们所在的参数组需要 'weight_decay': 0.0。")
+    wrong = [n for n in names if n not in exempt and not math.isclose(decays[n], 1e-4, rel_tol=1e-6)]
+    expect(not wrong, f"{len(wrong)} convolution or dense weights do not get weight decay 1e-4, e.g. {wrong[:1]}.",
+                      zh=f"有 {len(wrong)} 个卷积或全连接层的权重没有使用权重衰减 1e-4，例如 {wrong[:1]}。")
 
 
 @exercise("06.3", "With StaticLossScaler(2**20): the scaled loss of an unscaled loss 0.5, "
-                  "and the factor grads are divided by.")
+                  "and the factor grads are divided by.",
+           difficulty=1, minutes=5,
+           task_zh="使用 StaticLossScaler(2**20)：未缩放的损失 0.5 缩放后的值，以及梯度要除以的因子。")
 def check_scaler(answer):
-    expect(isinstance(answer, tuple) and len(answer) == 2, "Answer with a tuple (scaled_loss, divide_grads_by).")
+    expect(isinstance(answer, tuple) and len(answer) == 2, "Answer with a tuple (scaled_loss, divide_grads_by).",
+                                                           zh="请用一个元组 (scaled_loss, divide_grads_by) 作答。")
     scaled, factor = answer
-    expect_type(scaled, (int, float), "The scaled loss")
-    expect_type(factor, (int, float), "The factor")
+    expect_type(scaled, (int, float), "The scaled loss", "缩放后的损失")
+    expect_type(factor, (int, float), "The factor", "该因子")
     expect(math.isclose(float(factor), 2.0 ** 20), "Gradients are divided by the same scale the loss was "
-                                                   "multiplied by (unscale undoes scale).")
-    expect(math.isclose(float(scaled), 0.5 * 2.0 ** 20), "scale() multiplies the loss by the loss scale.")
+                                                   "multiplied by (unscale undoes scale).",
+                                                   zh="梯度要除以的正是损失所乘的那个缩放系数（unscale 抵消 scale）"
+                                                      "。")
+    expect(math.isclose(float(scaled), 0.5 * 2.0 ** 20), "scale() multiplies the loss by the loss scale.",
+                                                         zh="scale() 把损失乘以损失缩放系数。")

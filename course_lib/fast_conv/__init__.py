@@ -192,8 +192,9 @@ def swap_convs(net):
             if type(child) is not _nn.Conv2d or child.group != 1 or tuple(child.dilation)[-2:] != (1, 1) \
                     or child.data_format != "NCHW":
                 continue
-            fast = FastConv2d(child.in_channels, child.out_channels, tuple(child.kernel_size), stride=tuple(child.stride)[-2:],
-                              pad_mode=child.pad_mode, padding=child.padding, has_bias=child.has_bias)
+            fast = FastConv2d(child.in_channels, child.out_channels, tuple(child.kernel_size),
+                              stride=tuple(child.stride)[-2:], pad_mode=child.pad_mode,
+                              padding=child.padding, has_bias=child.has_bias)
             fast.weight = child.weight
             if child.has_bias:
                 fast.bias = child.bias

@@ -1,4 +1,5 @@
-"""Networks used by the lessons: LeNet-5 (seed 001), the ResNet family (seed 003), a small segmentation FCN."""
+"""Networks used by the lessons: LeNet-5 (the programming guide's "Training"), the ResNet family (the ResNet-50
+migration example), a small segmentation FCN."""
 from .lenet import LeNet5, lenet5
 from .resnet import ResNet, ResidualBlock, ResidualBlockBase, resnet18, resnet34, resnet50, resnet101
 from .segmentation import SegmentationFCN, segmentation_fcn

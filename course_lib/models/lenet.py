@@ -1,11 +1,13 @@
-"""LeNet-5 from seed 001, made batch-size independent (``nn.Flatten`` instead of a fixed-size reshape)."""
+"""LeNet-5 from the programming guide's "Training", made batch-size independent (``nn.Flatten`` instead of a
+fixed-size reshape)."""
 from mindspore import nn
 from mindspore.common.initializer import TruncatedNormal
+from course_lib.validation import check_int  # absolute: MindSpore's amp rewrite re-executes this module's source
 
 __all__ = ["LeNet5", "lenet5", "LENET_INITS"]
 
 #: ``"default"``: MindSpore 2.10's own initialisers (HeUniform weights, uniform ±1/sqrt(fan_in) biases, conv
-#: biases on) — these train. ``"seed"``: seed 001's TruncatedNormal(0.02) everywhere and no conv bias —
+#: biases on) — these train. ``"seed"``: the programming guide's TruncatedNormal(0.02) everywhere and no conv bias —
 #: kept so lesson 03 can show that such tiny weights leave the loss stuck at ln(10) ≈ 2.30.
 LENET_INITS = ("default", "seed")
 
@@ -13,16 +15,16 @@ LENET_INITS = ("default", "seed")
 LENET_INPUT_SIZE = 32
 
 
-def _check_positive_int(name: str, value, example: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(f"{name} must be a positive int, got {value!r}. Fix: {example}")
+def _check_positive_int(name: str, value, example: str) -> int:
+    return check_int(name, value, 1, fix=example, type_error=ValueError,
+                     message="{name} must be a positive int, got {value!r}. Fix: {fix}")
 
 
 def _check_init(init) -> None:
     if init not in LENET_INITS:
         raise ValueError(
             f"init must be one of {LENET_INITS}, got {init!r}. Fix: use 'default' to train, or 'seed' to "
-            "reproduce seed 001's TruncatedNormal(0.02) initialisation."
+            "reproduce the TruncatedNormal(0.02) initialisation of the programming guide's 'Training'."
         )
 
 
@@ -36,8 +38,10 @@ class LeNet5(nn.Cell):
 
     def __init__(self, num_classes: int = 10, in_channels: int = 1, init: str = "default"):
         super().__init__()
-        _check_positive_int("num_classes", num_classes, "pass the number of classes in your data, e.g. 10.")
-        _check_positive_int("in_channels", in_channels, "pass 1 for grey-scale images such as MNIST, 3 for RGB.")
+        num_classes = _check_positive_int("num_classes", num_classes,
+                                          "pass the number of classes in your data, e.g. 10.")
+        in_channels = _check_positive_int("in_channels", in_channels,
+                                          "pass 1 for grey-scale images such as MNIST, 3 for RGB.")
         _check_init(init)
         self.num_classes = num_classes
         self.init = init
@@ -54,7 +58,7 @@ class LeNet5(nn.Cell):
         self.fc3 = nn.Dense(84, num_classes, **dense_kwargs)
         self.relu = nn.ReLU()
         self.max_pool2d = nn.MaxPool2d(kernel_size=2, stride=2)
-        # Seed 001 used reshape(x, (self.batch_size, -1)) with batch_size = 32, which fails on a last
+        # The programming guide used reshape(x, (self.batch_size, -1)) with batch_size = 32, which fails on a last
         # partial batch; Flatten keeps the batch axis whatever its size.
         self.flatten = nn.Flatten()
 

@@ -1,6 +1,7 @@
-"""ResNet v1.5 (torchvision layout) in MindSpore model-zoo naming, completing seed 003.
+"""ResNet v1.5 (torchvision layout) in MindSpore model-zoo naming, completing the ResNet-50 migration example.
 
-Seed 003 calls ``_conv7x7``, ``_bn``, ``_bn_last`` and ``_fc`` without defining them and pads with
+The ResNet-50 migration example calls
+``_conv7x7``, ``_bn``, ``_bn_last`` and ``_fc`` without defining them and pads with
 ``pad_mode='same'``; here every helper is defined and padding is explicit, so that with the same weights
 the network computes what torchvision's ``resnet18/34/50/101`` computes, and has the same parameter count
 (resnet18: 11,689,512; resnet50: 25,557,032 at 1000 classes).
@@ -16,6 +17,7 @@ import math
 
 from mindspore import nn, ops
 from mindspore.common.initializer import HeNormal, HeUniform, Uniform
+from course_lib.validation import check_int  # absolute: MindSpore's amp rewrite re-executes this module's source
 
 __all__ = ["ResNet", "ResidualBlockBase", "ResidualBlock", "resnet18", "resnet34", "resnet50", "resnet101"]
 
@@ -78,7 +80,7 @@ def _make_down_sample(in_channel: int, out_channel: int, stride: int):
 class ResidualBlockBase(nn.Cell):
     """Basic block of ResNet-18/34 (torchvision ``BasicBlock``): two 3x3 convs plus a shortcut.
 
-    ``stride`` is applied by the first conv (and the 1x1 shortcut conv). Seed 003 names the BNs ``bn1d``/
+    ``stride`` is applied by the first conv (and the 1x1 shortcut conv). The migration example names the BNs ``bn1d``/
     ``bn2d``; they are ``bn1``/``bn2`` here so the names line up with torchvision's.
     """
 
@@ -106,7 +108,7 @@ class ResidualBlockBase(nn.Cell):
 class ResidualBlock(nn.Cell):
     """Bottleneck block of ResNet-50/101 (1x1 -> 3x3 -> 1x1, ``out_channel = 4 * width``), ResNet v1.5.
 
-    v1.5 (torchvision, NVIDIA) puts the stride on the 3x3 conv; v1 put it on the first 1x1. Seed 003's
+    v1.5 (torchvision, NVIDIA) puts the stride on the 3x3 conv; v1 put it on the first 1x1. The migration example's
     ``stride != 1`` branch ``e2`` (3x3 conv with stride 1, BN, ReLU, then a 2x2 MaxPool) is yet another
     variant with different numbers, so it is not used here.
     """
@@ -141,9 +143,9 @@ _BLOCKS = (ResidualBlockBase, ResidualBlock)
 _STEM_CHANNELS = 64
 
 
-def _check_positive_int(name: str, value, fix: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(f"{name} must be a positive int, got {value!r}. Fix: {fix}")
+def _check_positive_int(name: str, value, fix: str) -> int:
+    return check_int(name, value, 1, fix=fix, type_error=ValueError,
+                     message="{name} must be a positive int, got {value!r}. Fix: {fix}")
 
 
 def _check_resnet_args(block, layer_nums, in_channels, out_channels, strides, num_classes, image_channels,
@@ -178,7 +180,7 @@ def _check_resnet_args(block, layer_nums, in_channels, out_channels, strides, nu
 class ResNet(nn.Cell):
     """ResNet: 7x7 stem, max-pool, four stages of residual blocks, global average pool, dense classifier.
 
-    Args follow seed 003: ``block`` class, ``layer_nums`` (blocks per stage), ``in_channels`` /
+    Args follow the ResNet-50 migration example: ``block`` class, ``layer_nums`` (blocks per stage), ``in_channels`` /
     ``out_channels`` / ``strides`` per stage, ``num_classes``. ``zero_init_residual`` starts each block's last
     BN at gamma 0 (see ``_bn_last``). Any input side >= 32 works (the network downsamples by 32).
     """
@@ -188,6 +190,7 @@ class ResNet(nn.Cell):
         super().__init__()
         _check_resnet_args(block, layer_nums, in_channels, out_channels, strides, num_classes, image_channels,
                            zero_init_residual)
+        num_classes, image_channels = int(num_classes), int(image_channels)  # numpy ints are fine
         self.num_classes = num_classes
         self.conv1 = _conv7x7(image_channels, _STEM_CHANNELS, stride=2)
         self.bn1 = _bn(_STEM_CHANNELS)

@@ -11,6 +11,7 @@ itself (a rectangle stays axis-aligned), and without them the network overfits t
 """
 import numpy as np
 from mindspore import nn, ops
+from course_lib.validation import check_int  # absolute: MindSpore's amp rewrite re-executes this module's source
 
 __all__ = ["SegmentationFCN", "segmentation_fcn", "RandomFlipTranspose"]
 
@@ -19,8 +20,8 @@ SIZE_MULTIPLE = 16
 
 
 def _check_int(name, value, minimum, example):
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}. Fix: pass e.g. {name}={example}.")
+    return check_int(name, value, minimum, fix=example, type_error=ValueError,
+                     message="{name} must be an int >= {low}, got {value!r}. Fix: pass e.g. {name}={fix}.")
 
 
 def _conv_bn_relu(in_channels, out_channels, stride=1):
@@ -46,9 +47,9 @@ class SegmentationFCN(nn.Cell):
 
     def __init__(self, num_classes=4, in_channels=3, width=32):
         super().__init__()
-        _check_int("num_classes", num_classes, 2, 4)
-        _check_int("in_channels", in_channels, 1, 3)
-        _check_int("width", width, 2, 32)
+        num_classes = _check_int("num_classes", num_classes, 2, 4)
+        in_channels = _check_int("in_channels", in_channels, 1, 3)
+        width = _check_int("width", width, 2, 32)
         self.num_classes = num_classes
         self.in_channels = in_channels
         self.width = width

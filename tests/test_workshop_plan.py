@@ -1,0 +1,123 @@
+"""docs/WORKSHOP.md's tracks add up: they fit their length, name real sections, budget reading + exercise time."""
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import workshop_plan  # noqa: E402
+
+HEADER = ("| start | lesson | must do | skip | exercise | reading | exercise min | minutes |\n"
+          "|---|---|---|---|---|---|---|---|\n")
+
+
+def _notebook(folder, name, cells):
+    """cells: markdown strings, or ("code", source) pairs."""
+    folder.mkdir(exist_ok=True)
+    nb_cells = [c if isinstance(c, dict) else
+                {"cell_type": "code", "metadata": {}, "source": c[1], "outputs": [], "execution_count": None}
+                if isinstance(c, tuple) else {"cell_type": "markdown", "metadata": {}, "source": c} for c in cells]
+    (folder / name).write_text(json.dumps({"cells": nb_cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+
+
+@pytest.fixture
+def lessons(tmp_path):
+    folder = tmp_path / "notebooks"
+    words = " ".join(["word"] * 240)                      # 2 minutes of reading
+    _notebook(folder, "01_first.ipynb", [
+        "# 01 — First\n\n## What you will learn\n\n" + " ".join(["w"] * 119),  # 1 min with its heading
+        "## 1. Load",
+        words,
+        ("code", "a = 1\n" * 16),                          # 2 minutes of code
+        "### 1.1 Detail\n\n" + words,                      # nested: counts in "1. Load"
+        "## 2. Extra `sink`\n\n" + words,
+        "## Exercises\n\n" + words,
+        ("code", "x = 1\n" * 80),                          # exercise cells: budgeted by the exercise minutes
+        {"cell_type": "markdown", "metadata": {"tags": ["solution"]}, "source": "## 2. Extra `sink`\n" + words},
+    ])
+    return folder
+
+
+def test_sections_count_words_and_code_up_to_the_next_heading_of_the_same_level(lessons):
+    minutes = workshop_plan.section_minutes(lessons / "01_first.ipynb")
+    # "1. Load": its heading (1 word: numbers are no words) + 240 words + 16 code lines + "1.1 Detail" (1 + 240)
+    assert minutes["1. Load"] == pytest.approx((1 + 240 + 1 + 240) / 120 + 16 / 8)
+    assert minutes["1.1 Detail"] == pytest.approx(241 / 120)
+    assert minutes["2. Extra `sink`"] == pytest.approx(242 / 120)
+    assert minutes["What you will learn"] == pytest.approx((4 + 119) / 120)
+    assert len(minutes) == 6  # the solution cell's heading and text (instructor edition only) are not read
+
+
+def _plan(rows, length=60, name="Short"):
+    return f"# Plan\n\n### {name} track ({length} min)\n\n" + HEADER + "\n".join(rows) + "\n\nAfter the table.\n"
+
+
+GOOD = ["| 0:00 | 01 | 1. Load | 2. Extra `sink` | 01.1 | 8 | 10 | 20 |",
+        "| 0:20 | break | | | | | | 10 |"]
+
+
+def test_a_plan_that_adds_up_has_no_problems(lessons):
+    tracks = workshop_plan.parse_plan(_plan(GOOD))
+    assert [(t.name, t.length, t.total) for t in tracks] == [("Short", 60, 30)]
+    row = tracks[0].rows[0]
+    assert (row.must, row.skip, row.exercise, row.reading, row.exercise_minutes) == \
+        (["1. Load"], ["2. Extra `sink`"], "01.1", 8, 10)
+    # reading: What you will learn (123 words) + 1. Load (482 words, 16 lines) = 1.025 + 4.02 + 2 -> 8
+    assert workshop_plan.row_reading(row, lessons) == 8
+    assert workshop_plan.problems(tracks, {"01.1": 10}, lessons) == []
+
+
+@pytest.mark.parametrize("rows, length, complaint", [
+    (GOOD, 25, "30 minutes do not fit in 25"),
+    ([GOOD[0].replace("1. Load", "1. Loading"), GOOD[1]], 60, "no heading '1. Loading'"),
+    ([GOOD[0].replace("2. Extra `sink`", "—"), GOOD[1]], 60, "'2. Extra `sink`' is neither must-do nor skipped"),
+    ([GOOD[0].replace("| 8 |", "| 6 |"), GOOD[1]], 60, "read in 8 min, the plan says 6"),
+    ([GOOD[0].replace("| 20 |", "| 15 |"), GOOD[1].replace("0:20", "0:15")], 60, "15 min < reading 8 + exercise 10"),
+    ([GOOD[0].replace("| 10 |", "| 5 |").replace("| 20 |", "| 13 |"), GOOD[1].replace("0:20", "0:13")], 60,
+     "01.1 takes 10 min in the exercise bank, the plan says 5"),
+    ([GOOD[0].replace("01.1", "02.1"), GOOD[1]], 60, "recommend one exercise of the lesson"),
+    ([GOOD[0], GOOD[1].replace("0:20", "0:25")], 60, "break starts at 0:25, but the row before ends at 0:20"),
+    ([GOOD[0]], 60, "no break"),
+    ([GOOD[0].replace("| 20 |", "| 101 |")], 120, "101 minutes without a break"),
+])
+def test_a_plan_that_does_not_add_up_is_reported(lessons, rows, length, complaint):
+    found = workshop_plan.problems(workshop_plan.parse_plan(_plan(rows, length)), {"01.1": 10}, lessons)
+    assert any(complaint in line for line in found), found
+
+
+def test_a_malformed_table_is_refused():
+    with pytest.raises(ValueError, match="columns should be"):
+        workshop_plan.parse_plan("### A track (10 min)\n\n| start | lesson |\n|---|---|\n| 0:00 | 01 |\n")
+    with pytest.raises(ValueError, match="cells, not 8"):
+        workshop_plan.parse_plan(_plan(["| 0:00 | 01 | 1. Load |"]))
+
+
+# ----------------------------------------------------------------------------------- the real docs/WORKSHOP.md
+WORKSHOP = (ROOT / "docs" / "WORKSHOP.md").read_text()
+
+
+def test_workshop_has_a_half_day_and_a_full_day_track():
+    tracks = {track.name.lower(): track for track in workshop_plan.parse_plan(WORKSHOP)}
+    assert tracks["half-day"].length == 180 and tracks["full-day"].length == 360
+    for track in tracks.values():
+        assert 0.8 * track.length <= track.total <= track.length, (track.name, track.total)
+        assert sum(row.lesson == "break" for row in track.rows) >= 1
+    assert {row.lesson for row in tracks["full-day"].rows} >= {f"{n:02d}" for n in range(10)}
+
+
+def test_workshop_plan_adds_up_and_names_existing_sections():
+    assert workshop_plan.problems(workshop_plan.parse_plan(WORKSHOP), workshop_plan.exercise_minutes()) == []
+
+
+def test_workshop_explains_both_editions_and_ships_no_solutions_to_learners():
+    assert "make lab-student" in WORKSHOP and "make lab`" in WORKSHOP
+    assert "make student-bundle" in WORKSHOP and "build/course-student" in WORKSHOP
+    offline = WORKSHOP[WORKSHOP.index("## A room of laptops"):]
+    offline = offline[:offline.index("\n## ", 1)] if "\n## " in offline[1:] else offline
+    assert "make student-bundle" in offline and re.search(r"without `?solutions/", offline, re.I)
+    copies = re.findall(r"`((?:cp|rsync) [^`]+)`", offline)  # what goes onto the USB stick: the bundle only
+    assert copies and all("build/course-student" in command for command in copies), copies
+    assert "make lab" in offline.split("Copy `build/course-student/`")[1]  # ... and the laptops open it
