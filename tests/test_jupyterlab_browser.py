@@ -150,10 +150,11 @@ def test_a_chinese_lesson_renders_its_text_as_glyphs(lab):
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.goto(url, timeout=120_000)
-            selector = ".jp-Notebook .jp-MarkdownOutput"
+            # only the visible notebook: the English lesson opened by the test above stays in the restored
+            # workspace as a hidden tab, and its first markdown cell (with a few Chinese terms) came first
+            selector = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-MarkdownOutput"
             page.wait_for_selector(selector, timeout=120_000)
-            # JupyterLab renders cells one after another: wait until the first four hold enough Chinese to judge,
-            # not only until the first one does (that raced: sometimes only the title had been drawn)
+            # JupyterLab renders cells one after another: wait until the first four hold enough Chinese to judge
             page.wait_for_function(
                 f"() => new Set([...document.querySelectorAll('{selector}')].slice(0, 4).map(e => e.innerText)"
                 ".join(' ').match(/[\\u4e00-\\u9fff]/g) || []).size >= 10", timeout=60_000)
