@@ -62,7 +62,10 @@ def lab(tmp_path_factory):
     server = subprocess.Popen(
         ["make", "-s", "lab", f"LAB_DIR={folder}",
          f"LAB_ARGS=--port={port} --no-browser --IdentityProvider.token={token}{as_root}"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        # a workspace of its own: JupyterLab restores the tabs of the last session from ~/.jupyter/lab/workspaces,
+        # and a notebook left open there by an earlier run sat as a hidden tab whose cells the selectors found first
+        env={**os.environ, "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path_factory.mktemp("workspaces"))})
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.time() + 120
@@ -97,10 +100,11 @@ def test_notebook_00_runs_its_first_cells_in_chromium(lab):
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.goto(url, timeout=120_000)
-            page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
+            visible = ".jp-NotebookPanel:not(.lm-mod-hidden)"  # the notebook this test opened, not a hidden tab
+            page.wait_for_selector(f"{visible} .jp-Notebook .jp-Cell", timeout=120_000)
             page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000)
             # Run the first four cells (markdown, imports, markdown, ms.run_check) as a learner would.
-            page.click(".jp-Notebook .jp-Cell >> nth=0")
+            page.click(f"{visible} .jp-Notebook .jp-Cell >> nth=0")
             page.keyboard.press("Escape")
             for _ in range(4):
                 page.keyboard.press("Shift+Enter")
