@@ -409,7 +409,10 @@ def launch(script, args=(), worker_num: int = 2, timeout: float = 300, log_dir=N
     child_env.setdefault("GLOG_v", "3")
     command = [sys.executable, "-m", MSRUN_MODULE, f"--worker_num={worker_num}",
                f"--local_worker_num={worker_num}", f"--master_addr={LOOPBACK}", f"--master_port={master_port}",
-               # --tail_worker_log=-2 names no rank: msrun then does not copy worker logs into its own output.
+               # msrun documents --tail_worker_log as -1 (all) or rank ids. -2 is not documented: msrun reads any
+               # value but -1 as a list of ranks (enable_tail_worker_log in mindspore/parallel/cluster/
+               # process_entity/_api.py), so -2 names no rank and no worker log is copied into msrun.log, which
+               # launch() scans for worker failures; the workers' own logs are read instead.
                "--join=True", "--tail_worker_log=-2", f"--log_dir={log_dir}",
                f"--cluster_time_out={max(1, int(math.ceil(timeout)))}",
                str(script), *args]
