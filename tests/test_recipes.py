@@ -30,6 +30,22 @@ REQUIRED = {  # the techniques issue 15 lists, by recipe file
 _TIMES = {}
 
 
+@pytest.fixture(scope="module", autouse=True)
+def run_time_table(request):
+    """After the last test of this file, whatever the order the tests ran in, write the recipes' run times to
+    outputs/recipes/run_times.md and show them in pytest's summary."""
+    yield
+    if not _TIMES:
+        return
+    table = run_all.markdown_table([(name, seconds, ok) for name, (seconds, ok) in sorted(_TIMES.items())])
+    out = ROOT / "outputs" / "recipes"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "run_times.md").write_text(table + "\n")
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line("\nRecipe run times (this machine, this run):\n" + table)
+
+
 def test_at_least_the_ten_listed_recipes_exist():
     names = {p.name for p in RECIPES}
     assert REQUIRED <= names, sorted(REQUIRED - names)
@@ -81,14 +97,3 @@ def test_recipe_runs_without_course_lib(path):
     assert code == 0, f"{path.name} failed (exit {code}):\n{stdout[-2000:]}\n{stderr[-4000:]}"
     assert "course_lib" not in stderr
     assert stdout.strip(), "a recipe prints what it checked"
-
-
-def test_zz_write_run_time_table(capsys):
-    """Runs last (file order): prints the recipes' run times and writes them to outputs/recipes/."""
-    assert _TIMES, "no recipe ran in this session (run the whole file to get the table)"
-    table = run_all.markdown_table([(name, seconds, ok) for name, (seconds, ok) in sorted(_TIMES.items())])
-    out = ROOT / "outputs" / "recipes"
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "run_times.md").write_text(table + "\n")
-    with capsys.disabled():
-        print("\nRecipe run times (this machine, this run):\n" + table)
