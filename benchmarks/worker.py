@@ -233,18 +233,24 @@ class MindSporeTrainStep:
     def __init__(self, backend, spec):
         from mindspore import nn
 
-        ms = backend.ms
-        self.batch_size = spec["batch_size"]
-        channels = 1 if spec["model"] == "lenet5" else 3
-        images, labels = random_batch(self.batch_size, channels, spec["image_size"], spec["seed"])
-        self.x, self.y = ms.Tensor(images), ms.Tensor(labels)
-        net = backend.network(spec["model"], spec["seed"])
-        loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
-        optimizer = nn.Momentum(net.trainable_params(), learning_rate=LEARNING_RATE, momentum=MOMENTUM)
+        images, labels, net, loss, optimizer = self._fixed_batch(backend, spec)
         self.step = nn.TrainOneStepCell(nn.WithLossCell(net, loss), optimizer)
         self.step.set_train()
         self.target = spec.get("target_seconds", DEFAULT_TARGET_SECONDS)
         self.units = 1
+
+    def _fixed_batch(self, backend, spec):
+        """One fixed random batch (kept as ``self.x``/``self.y``), the network, loss and Momentum optimizer."""
+        from mindspore import nn
+
+        self.batch_size = spec["batch_size"]
+        channels = 1 if spec["model"] == "lenet5" else 3
+        images, labels = random_batch(self.batch_size, channels, spec["image_size"], spec["seed"])
+        self.x, self.y = backend.ms.Tensor(images), backend.ms.Tensor(labels)
+        net = backend.network(spec["model"], spec["seed"])
+        loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+        optimizer = nn.Momentum(net.trainable_params(), learning_rate=LEARNING_RATE, momentum=MOMENTUM)
+        return images, labels, net, loss, optimizer
 
     def _run(self, count):
         start = time.perf_counter()
@@ -267,18 +273,10 @@ class MindSporeJitStep(MindSporeTrainStep):
 
     def __init__(self, backend, spec):
         import mindspore.dataset as ds
-        from mindspore import nn
 
         from course_lib.trainer import Trainer
 
-        ms = backend.ms
-        self.batch_size = spec["batch_size"]
-        channels = 1 if spec["model"] == "lenet5" else 3
-        images, labels = random_batch(self.batch_size, channels, spec["image_size"], spec["seed"])
-        self.x, self.y = ms.Tensor(images), ms.Tensor(labels)
-        net = backend.network(spec["model"], spec["seed"])
-        loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
-        optimizer = nn.Momentum(net.trainable_params(), learning_rate=LEARNING_RATE, momentum=MOMENTUM)
+        images, labels, net, loss, optimizer = self._fixed_batch(backend, spec)
         dataset = ds.NumpySlicesDataset({"image": images[None], "label": labels[None]}, shuffle=False)
         trainer = Trainer(net, loss, optimizer, dataset, jit=True, progress=False)
         net.set_train(True)
