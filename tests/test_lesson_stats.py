@@ -19,10 +19,21 @@ def _notebook(tmp_path, name, markdown=(), code=()):
     return path
 
 
-def test_prose_words_count_words_inline_code_and_chinese_but_not_code_blocks_or_links():
-    text = "Train a `nn.Dense` [layer](https://x.org/a/b) 图模式.\n```python\nx = 1 + 2\n```\n<img src='a.png'>"
-    # Train, a, `nn.Dense`, layer, 图, 模, 式
-    assert lesson_stats.prose_words(text) == 7
+def test_prose_words_count_every_markdown_word_but_not_fenced_code_or_chinese():
+    text = ("Train a `nn.Dense` [layer](https://x.org/a/b) 图模式 (don't stop).\n"
+            "```python\nx = one + two\n```\n<img src='a.png'>")
+    # Train, a, nn, Dense, layer, https, x, org, a, b, don't, stop, img, src, a, png  (图模式 and the fence: none)
+    assert lesson_stats.prose_words(text) == 16
+
+
+def test_recall_answers_and_link_targets_count_towards_a_lesson(tmp_path):
+    answer = {"cell_type": "markdown", "metadata": {"tags": ["solution"]}, "source": "Answer: four words here"}
+    path = _notebook(tmp_path, "03_x.ipynb", ["See [docs](https://www.mindspore.cn/docs)"], [])
+    notebook = json.loads(path.read_text())
+    notebook["cells"].append(answer)
+    path.write_text(json.dumps(notebook))
+    # See, docs, https, www, mindspore, cn, docs + Answer, four, words, here
+    assert lesson_stats.notebook_stats(path)["prose_words"] == 11
 
 
 def test_code_lines_skip_blank_comment_and_magic_lines():
