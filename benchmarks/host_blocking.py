@@ -1,7 +1,9 @@
 """Does ``MS_DEV_HOST_BLOCKING_RUN=1`` help the @ms.jit train step, and is it harmless in graph mode?
 
-Four processes, one per setting: graph mode and `@ms.jit` (lesson 06's ``Trainer.train_step`` in PyNative mode),
-each with the variable unset and with it set to 1. They time the same training steps interleaved, as
+Five processes, one per setting: graph mode and `@ms.jit` (lesson 06's ``Trainer.train_step`` in PyNative mode:
+``value_and_grad`` + optimizer, as lesson 00's loop), each with the variable unset and with it set to 1, and the
+``Trainer`` with its overflow check (``all_finite``, on by default only with a loss scale above 1) and the variable
+set. They time the same training steps interleaved, as
 ``run.py`` does (one repeat per process in turn, rotating order), and the per-round ratios show the noise.
 
     python benchmarks/host_blocking.py                       # LeNet-5 b32 and ResNet-18 b16 64 px, 9 repeats
@@ -24,11 +26,13 @@ SETTINGS = {
     "graph_on": (["--mode", "graph", "--host-blocking", "on"], "graph mode, =1"),
     "jit_off": (["--mode", "pynative", "--host-blocking", "off"], "@ms.jit, unset"),
     "jit_on": (["--mode", "pynative", "--host-blocking", "on"], "@ms.jit, =1"),
+    "jit_check_on": (["--mode", "pynative", "--host-blocking", "on"], "@ms.jit + overflow check, =1"),
 }
 RATIOS = {"graph: =1 vs unset": ("graph_on", "graph_off"),
           "@ms.jit: =1 vs unset": ("jit_on", "jit_off"),
           "@ms.jit unset vs graph unset": ("jit_off", "graph_off"),
-          "@ms.jit =1 vs graph unset": ("jit_on", "graph_off")}
+          "@ms.jit =1 vs graph unset": ("jit_on", "graph_off"),
+          "@ms.jit =1: overflow check vs none": ("jit_check_on", "jit_on")}
 
 
 def parse_step(text):
@@ -65,7 +69,8 @@ def main(argv=None):
             spec = {"kind": "train_step", "seed": run.SEED, "target_seconds": args.target_seconds, **step}
             participants = [
                 run.Participant(key, f"{key}_{step['model']}",
-                                {**spec, "api": "jit"} if key.startswith("jit") else spec, {"label": label, **step})
+                                {**spec, "api": "jit", "overflow_check": key == "jit_check_on"}
+                                if key.startswith("jit") else spec, {"label": label, **step})
                 for key, (_, label) in SETTINGS.items()]
             log(f"{step['model']} b{step['batch_size']} {step['image_size']}px, {args.repeats} interleaved repeats")
             run.run_group(workers, participants, args.repeats, log)

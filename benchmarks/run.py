@@ -546,10 +546,28 @@ for _ in range(repeats):
     start = time.perf_counter(); torch.matmul(a, b, out=out); best = min(best, time.perf_counter() - start)
 print(json.dumps({"best_seconds": best, "gflops": 2 * n ** 3 / best / 1e9}))
 """,
+    # The same 2 n^3 FLOPs as a 1x1 convolution (n -> n channels over n pixels, channels-last) through oneDNN, the
+    # library both frameworks' convolutions use. MKL's matmul may not use AVX-512 on every CPU (it did not reach
+    # PyTorch's achieved convolution speed on an AMD EPYC), oneDNN's direct kernels do.
+    "onednn": """
+import json, sys, time, torch
+n, repeats, threads = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+torch.set_num_threads(threads)
+x = torch.rand(1, n, 32, n // 32).contiguous(memory_format=torch.channels_last)
+w = torch.rand(n, n, 1, 1).contiguous(memory_format=torch.channels_last)
+with torch.no_grad():
+    for _ in range(3):
+        torch.nn.functional.conv2d(x, w)
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter(); torch.nn.functional.conv2d(x, w); best = min(best, time.perf_counter() - start)
+print(json.dumps({"best_seconds": best, "gflops": 2 * n ** 3 / best / 1e9}))
+""",
 }
 #: SGEMM libraries and how each is capped at AVX2 (OpenBLAS: Haswell kernels; MKL: its documented variable).
 SGEMM_LIBRARIES = {"numpy": ("numpy (OpenBLAS)", {"OPENBLAS_CORETYPE": "Haswell"}),
-                   "torch": ("torch.matmul (MKL)", {"MKL_ENABLE_INSTRUCTIONS": "AVX2"})}
+                   "torch": ("torch.matmul (MKL)", {"MKL_ENABLE_INSTRUCTIONS": "AVX2"}),
+                   "onednn": ("torch 1x1 conv2d (oneDNN)", {"ONEDNN_MAX_CPU_ISA": "AVX2"})}
 
 
 def _run_json(code, args, env, what):
@@ -561,8 +579,9 @@ def _run_json(code, args, env, what):
 
 
 def measure_sgemm_peak(plan, log):
-    """The machine's fp32 matrix-multiply peak with ``plan.threads`` threads: the best of numpy (OpenBLAS) and
-    torch (MKL) on square matrices, uncapped and capped at AVX2; run before the workers start (nothing else timed)."""
+    """The machine's fp32 matrix-multiply peak with ``plan.threads`` threads: the best of numpy (OpenBLAS), torch
+    (MKL) on square matrices and the same product as a oneDNN 1x1 convolution, uncapped and capped at AVX2; run
+    before the workers start (nothing else timed)."""
     n = plan.sgemm_size
     runs = []
     for library, (label, avx2_env) in SGEMM_LIBRARIES.items():
@@ -577,7 +596,7 @@ def measure_sgemm_peak(plan, log):
     peak_avx2 = max(r["gflops"] for r in runs if r["isa_cap"] == "AVX2")
     log(f"   SGEMM {n}x{n}, {plan.threads} threads: peak {peak:.0f} GFLOP/s, capped at AVX2 {peak_avx2:.0f} GFLOP/s")
     return {"gflops": peak, "avx2_gflops": peak_avx2, "size": n, "threads": plan.threads, "runs": runs,
-            "note": "best of numpy (OpenBLAS) and torch.matmul (MKL), square fp32 matrices, "
+            "note": "best of numpy (OpenBLAS), torch.matmul (MKL) and a torch 1x1 conv2d (oneDNN), fp32, "
                     f"best of {SGEMM_REPEATS} products after 3 warm-ups"}
 
 

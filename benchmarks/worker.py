@@ -278,7 +278,8 @@ class MindSporeJitStep(MindSporeTrainStep):
 
         images, labels, net, loss, optimizer = self._fixed_batch(backend, spec)
         dataset = ds.NumpySlicesDataset({"image": images[None], "label": labels[None]}, shuffle=False)
-        trainer = Trainer(net, loss, optimizer, dataset, jit=True, progress=False)
+        trainer = Trainer(net, loss, optimizer, dataset, jit=True, progress=False,
+                          overflow_check=spec.get("overflow_check"))
         net.set_train(True)
         self.step = lambda x, y: trainer.train_step(x, y)[0]
         self.target = spec.get("target_seconds", DEFAULT_TARGET_SECONDS)

@@ -21,6 +21,12 @@ ENV_DEFAULTS = {
     # Graph compilation of a Cell defined in a notebook logs a harmless CORE "realpath failed" error, and a
     # failed compilation logs (ANALYZER) a copy of the exception it raises anyway; both print local paths.
     "MS_SUBMODULE_LOG_v": "{CORE:4,ANALYZER:4}",
+    # Run each compiled graph to its end before Python goes on (MindSpore's runtime reads it when a graph runs,
+    # so it also works when set after `import mindspore`). Without it, an @ms.jit train step in PyNative mode
+    # (lesson 00's loop, the Trainer) ran about 2x slower (ResNet-18) than with it on a 2-core Xeon, and LeNet-5's
+    # steps stalled for 90-170 ms now and then (median up to 16x slower), while graph mode did not change
+    # (`make bench-host-blocking`, benchmarks/README.md).
+    "MS_DEV_HOST_BLOCKING_RUN": "1",
 }
 
 for _key, _value in ENV_DEFAULTS.items():

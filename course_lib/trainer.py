@@ -4,7 +4,9 @@ in MindSpore 2.10 spelling.
 One train step: ``ms.value_and_grad(forward_fn, None, weights, has_aux=True)`` -> unscale the loss and the
 gradients (``mindspore.amp.StaticLossScaler``'s arithmetic, with plain ops) -> reduce them across devices
 (``nn.DistributedGradReducer`` in data-parallel runs, ``nn.Identity`` otherwise) -> update only if every
-gradient is finite (``all_finite``).
+gradient is finite (``all_finite``). The finiteness check is on when a loss scale above 1 is used (mixed precision:
+an overflowing step is skipped) or when asked for (``overflow_check=True``); without it the step is just
+``value_and_grad`` + optimizer, and a non-finite loss stops training with an error instead.
 The step runs under ``@ms.jit`` (a compiled graph) or eagerly in PyNative mode (``jit=False``).
 ``train(epochs)`` adds a text progress bar, a loss history and per-epoch evaluation that keeps ``best.ckpt``.
 """
@@ -99,17 +101,22 @@ class Trainer:
     is given, the best network so far is written to ``checkpoint_dir/best.ckpt`` (atomically; a later epoch
     replaces it only with a strictly higher score).
     ``jit=True`` compiles the train step with ``ms.jit``; ``jit=False`` runs it eagerly (PyNative).
+    ``overflow_check``: skip an update whose gradients hold inf/NaN (``mindspore.amp.all_finite``), as
+    ``nn.TrainOneStepWithLossScaleCell`` does. ``None`` (default) turns it on exactly when ``loss_scale > 1``.
+    It is not free: MindSpore 2.10's CPU ``AllFinite`` reads every gradient on one core (measured in
+    benchmarks/: about a fifth of a ResNet-18 step). Without it, a step whose loss is not finite raises
+    ``FloatingPointError`` (its update has already been applied), so a diverging run never goes on silently.
 
     After ``train``: ``history`` (a ``course_lib.callbacks.LossRecorder``: ``step_loss``, ``epoch_loss``,
-    ``metrics``), ``skipped_steps`` (updates dropped because a gradient was inf/NaN), ``step_seconds`` (wall
-    time of every train step, loss read-back included, data loading excluded; the first one includes the ``jit``
-    compilation), ``epoch_seconds`` (training time per epoch, evaluation excluded), ``best_metric``,
-    ``best_epoch``, ``best_checkpoint``.
+    ``metrics``), ``skipped_steps`` (updates dropped because a gradient was inf/NaN; with ``overflow_check``),
+    ``step_seconds`` (wall time of every train step, loss read-back included, data loading excluded; the first
+    one includes the ``jit`` compilation), ``epoch_seconds`` (training time per epoch, evaluation excluded),
+    ``best_metric``, ``best_epoch``, ``best_checkpoint``.
     """
 
     def __init__(self, net, loss_fn, optimizer, train_dataset, *, eval_dataset=None, metric=None,
                  metric_name="accuracy", loss_scale=1.0, jit=True, checkpoint_dir=None, progress=True,
-                 columns=("image", "label")):
+                 columns=("image", "label"), overflow_check=None):
         if not isinstance(net, nn.Cell):
             raise TypeError(f"net must be a mindspore.nn.Cell, got {type(net).__name__}. "
                             "Fix: e.g. course_lib.models.lenet5().")
@@ -145,6 +152,8 @@ class Trainer:
                             f"{type(checkpoint_dir).__name__}. Fix: e.g. course_lib.paths.lesson_dir('06').")
         _check_bool("jit", jit)
         _check_bool("progress", progress)
+        if overflow_check is not None:
+            _check_bool("overflow_check", overflow_check)
 
         self.net = net
         self.optimizer = optimizer
@@ -159,6 +168,7 @@ class Trainer:
         # unscale the gradients with the *old* trainer's scale (measured: loss scale 2**20 applied, gradients
         # divided by 1). A plain Tensor and ordinary ops have no such cache.
         self.scale_value = ms.Tensor(self.loss_scale, ms.float32)
+        self.overflow_check = self.loss_scale > 1.0 if overflow_check is None else overflow_check
         self.jit = jit
         self.progress = progress
         self.checkpoint_dir = None if checkpoint_dir is None else Path(checkpoint_dir)
@@ -166,7 +176,8 @@ class Trainer:
         # The first output of forward_fn is differentiated; has_aux=True returns the others without gradient.
         self.value_and_grad = ms.value_and_grad(self.forward_fn, None, weights=self.weights, has_aux=True)
         self.grad_reducer = get_grad_reducer(self.weights)
-        self._step = ms.jit(self._train_step) if jit else self._train_step
+        step = self._checked_step if self.overflow_check else self._unchecked_step
+        self._step = ms.jit(step) if jit else step
 
         self.history = LossRecorder()
         self.skipped_steps = 0
@@ -218,12 +229,22 @@ class Trainer:
         return tuple([value * inverse.astype(value.dtype) for value in values])
 
     def train_step(self, inputs, labels):
-        """One update; returns ``(total loss, losses, finite)``. ``finite`` is False when it was skipped."""
+        """One update; returns ``(total loss, losses, finite)``. With ``overflow_check``, ``finite`` is False when
+        the update was skipped; without it, ``finite`` says whether the loss is finite (the update was applied)."""
         # The scale is an input of the step, not a constant or Parameter of it: nothing compiled can keep an
         # old value, and graph compilation does not constant-fold an overflowing cast.
         return self._step(inputs, labels, self.scale_value)
 
-    def _train_step(self, inputs, labels, scale):
+    def _unchecked_step(self, inputs, labels, scale):
+        (loss, losses), grads = self.value_and_grad(inputs, labels, scale)
+        if self.loss_scale != 1.0:  # a Python float, fixed when the Trainer was made: no graph control flow
+            loss = self.unscale((loss,), scale)[0]
+            grads = self.unscale(grads, scale)
+        grads = self.grad_reducer(grads)
+        loss = ops.depend(loss, self.optimizer(grads))
+        return loss, losses, ops.isfinite(loss)
+
+    def _checked_step(self, inputs, labels, scale):
         (loss, losses), grads = self.value_and_grad(inputs, labels, scale)
         loss = self.unscale((loss,), scale)[0]
         grads = self.unscale(grads, scale)
@@ -288,6 +309,12 @@ class Trainer:
                 history.step_loss.append(loss_value)
                 self.global_step += 1
                 if not bool(finite):
+                    if not self.overflow_check:
+                        raise FloatingPointError(
+                            f"step {self.global_step} (epoch {epoch}): the training loss is {loss_value}, and this "
+                            "step's update has been applied, so the weights may now hold inf/NaN. Fix: lower the "
+                            "learning rate, check the data for inf/NaN, or pass overflow_check=True to skip "
+                            "updates whose gradients are not finite.")
                     self.skipped_steps += 1
                 bar.set_postfix(loss=f"{loss_value:.4f}", skipped=self.skipped_steps, refresh=False)
                 bar.update(1)

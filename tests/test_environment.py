@@ -42,6 +42,12 @@ def test_importing_course_lib_sets_defaults_that_users_can_override():
     assert course_lib.ENV_DEFAULTS["GLOG_v"] == "2" and course_lib.ENV_DEFAULTS["ONEDNN_MAX_CPU_ISA"] == "AVX2"
 
 
+def test_host_blocking_run_is_a_default_that_users_can_override():
+    code = "import os, course_lib; print(os.environ['MS_DEV_HOST_BLOCKING_RUN'])"
+    assert run(code).stdout.split() == ["1"]
+    assert run(code, {"MS_DEV_HOST_BLOCKING_RUN": "0"}).stdout.split() == ["0"]
+
+
 def test_importing_mindspore_first_warns_that_defaults_have_no_effect():
     result = run("import mindspore, course_lib")
     assert "mindspore was imported before course_lib" in result.stderr

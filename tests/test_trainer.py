@@ -117,6 +117,51 @@ def test_overflowing_loss_scale_skips_every_update(jit):
     assert any(not np.array_equal(value, before[name]) for name, value in weights_of(net).items())
 
 
+def test_overflow_check_is_on_exactly_when_a_loss_scale_is_used():
+    assert make_trainer().overflow_check is False
+    assert make_trainer(loss_scale=1024.0).overflow_check is True
+    assert make_trainer(overflow_check=True).overflow_check is True
+    assert make_trainer(loss_scale=1024.0, overflow_check=False).overflow_check is False
+    with pytest.raises(TypeError, match="overflow_check must be True or False, got 'yes'"):
+        make_trainer(overflow_check="yes")
+
+
+def _data_with_inf(samples=16):
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(samples, FEATURES)).astype(np.float32)
+    x[9, 0] = np.inf  # second batch
+    y = (rng.random(samples) > 0.5).astype(np.int32)
+    return ds.NumpySlicesDataset({"image": x, "label": y}, shuffle=False).batch(BATCH)
+
+
+@pytest.mark.parametrize("jit", [True, False])
+def test_without_overflow_check_a_non_finite_loss_stops_training_with_an_error(jit):
+    trainer = make_trainer(train_dataset=_data_with_inf(), jit=jit)
+    with pytest.raises(FloatingPointError, match=r"step 2 \(epoch 1\): the training loss is nan.*overflow_check=True"):
+        trainer.train(1)
+    assert trainer.global_step == 2 and trainer.skipped_steps == 0  # the second step met the inf
+
+
+@pytest.mark.parametrize("jit", [True, False])
+def test_with_overflow_check_the_same_step_is_skipped_and_counted(jit):
+    net = make_net()
+    trainer = make_trainer(net=net, train_dataset=_data_with_inf(), jit=jit, overflow_check=True)
+    trainer.train(1)
+    assert trainer.skipped_steps == 1 and trainer.global_step == 2
+    assert all(np.isfinite(value).all() for value in weights_of(net).values())
+
+
+@pytest.mark.parametrize("loss_scale", [1.0, 2.0 ** 10])
+def test_checked_and_unchecked_steps_reach_the_same_weights_on_finite_data(loss_scale):
+    results = []
+    for check in (True, False):
+        net = make_net(seed=3)
+        make_trainer(net=net, jit=True, loss_scale=loss_scale, overflow_check=check).train(1)
+        results.append(weights_of(net))
+    for name, value in results[0].items():
+        np.testing.assert_allclose(results[1][name], value, rtol=1e-6, atol=1e-7)
+
+
 def test_loss_scale_is_undone_before_the_update():
     plain, scaled = make_trainer(net=make_net(seed=5)), make_trainer(net=make_net(seed=5), loss_scale=2.0 ** 20)
     batch = next(make_data().create_dict_iterator())
