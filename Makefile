@@ -52,13 +52,19 @@ lab-zh: install
 UNIT_WORKERS ?= 2
 UNIT := -n $(UNIT_WORKERS) --dist loadfile
 
-# Unit tests, then every notebook with nbval; then every notebook again, copied to a temporary folder, which
-# proves that leftovers of the first run don't break a second one and that no lesson depends on its cwd.
+# Unit tests, then every notebook twice with nbval: from notebooks/, then a copy from a temporary folder, which
+# proves that leftovers of the first run don't break a second one and that no lesson depends on its cwd. Both copies
+# of a lesson run back to back on one of NBVAL_WORKERS pytest-xdist workers (tools/nbval_groups.py), different
+# lessons side by side: 303 s against 489 s for the two serial sessions, measured one after the other on 2 cores
+# (benchmarks/nbval_schedules.py, benchmarks/nbval_schedules.md). The copies live under build/: pytest 9 gives a
+# file outside the rootdir a node id without its path, and the scheduler must tell the two copies apart.
+NBVAL_WORKERS ?= 2
 test: install browser-deps lint
 	$(PY) -m pytest $(UNIT) tests
-	$(PY) -m pytest $(NBVAL) $(NOTEBOOKS)
-	@rerun=$$(mktemp -d) && cp $(NOTEBOOKS) $$rerun/ && echo "second run, from $$rerun:" && \
-	  $(PY) -m pytest -p no:cacheprovider $(NBVAL) $$rerun/*.ipynb; status=$$?; rm -rf $$rerun; exit $$status
+	@mkdir -p build && rerun=$$(mktemp -d "$$PWD/build/nbval-second-run.XXXXXX") && cp $(NOTEBOOKS) $$rerun/ && \
+	  echo "every notebook twice: notebooks/, then the copy in $${rerun#$$PWD/}" && \
+	  PYTHONPATH=tools $(PY) -m pytest -p nbval_groups -n $(NBVAL_WORKERS) -p no:cacheprovider $(NBVAL) \
+	    $(NOTEBOOKS) $$rerun/*.ipynb; status=$$?; rm -rf $$rerun; exit $$status
 
 unit: install
 	$(PY) -m pytest $(UNIT) tests

@@ -52,7 +52,7 @@ def serial(copies: Path) -> float:
 
 def grouped(copies: Path, workers: int) -> float:
     env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "tools"), os.environ.get("PYTHONPATH")]))}
-    return _pytest(["-p", "nbval_groups", "-n", str(workers), "--dist", "grouped", *NBVAL,
+    return _pytest(["-p", "nbval_groups", "-n", str(workers), *NBVAL,
                     *map(str, NOTEBOOKS), *sorted(map(str, copies.glob("*.ipynb")))], env)
 
 
@@ -60,12 +60,14 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--schedules", nargs="+", choices=("serial", "grouped"), default=["serial", "grouped"],
+                        help="which schedules to time (default: both, alternating)")
     args = parser.parse_args(argv)
     if args.rounds < 1 or args.workers < 1:
         parser.error(f"--rounds and --workers must be ≥ 1, got {args.rounds} and {args.workers}")
     times: dict[str, list[float]] = {"serial": [], "grouped": []}
     for round_ in range(1, args.rounds + 1):
-        for name in ("serial", "grouped"):
+        for name in args.schedules:
             (ROOT / "build").mkdir(exist_ok=True)
             copies = Path(tempfile.mkdtemp(prefix="nbval-second-run.", dir=ROOT / "build"))
             try:
@@ -77,6 +79,9 @@ def main(argv=None) -> int:
                 shutil.rmtree(copies, ignore_errors=True)
             times[name].append(seconds)
             print(f"round {round_}: {name} {seconds:.0f} s", flush=True)
+    if len(args.schedules) < 2:
+        print(f"{args.schedules[0]}: " + ", ".join(f"{t:.0f} s" for t in times[args.schedules[0]]))
+        return 0
     ratios = [s / g for s, g in zip(times["serial"], times["grouped"])]
     verdict = ("adopt the grouped schedule" if all(r > 1 for r in ratios)
                else "keep the serial schedule (the grouped one was not faster in every round)")
