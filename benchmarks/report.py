@@ -236,7 +236,8 @@ def roofline_section(data):
             "`course_lib.profiling.count_flops` (every `nn.Conv2d` and `nn.Dense`; a multiply-accumulate = 2 FLOPs; "
             "batch norm, activations, pooling and the loss not counted). A training step is counted as 3× the "
             "forward FLOPs (forward, gradient of the activations, gradient of the weights). Achieved GFLOP/s = "
-            "FLOPs per image × images/s. The peak is the best SGEMM (fp32 matrix product) of numpy and PyTorch in "
+            "FLOPs per image × images/s. The peak is the best SGEMM (fp32 matrix product) of numpy, torch.matmul and a "
+            "oneDNN 1×1 convolution (the same product) in "
             f"this run: {peak['gflops']:.0f} GFLOP/s, or {peak['avx2_gflops']:.0f} GFLOP/s capped at AVX2 (the "
             "ceiling of MindSpore's AVX2-capped oneDNN).\n\n"
             + _table(("step", "variant", "GFLOP per image (training)", "GFLOP/s", "% of SGEMM peak",

@@ -24,7 +24,7 @@ ENV_DEFAULTS = {
     # Run each compiled graph to its end before Python goes on (MindSpore's runtime reads it when a graph runs,
     # so it also works when set after `import mindspore`). Without it, an @ms.jit train step in PyNative mode
     # (lesson 00's loop, the Trainer) ran about 2x slower (ResNet-18) than with it on a 2-core Xeon, and LeNet-5's
-    # steps stalled for 90-170 ms now and then (median up to 16x slower), while graph mode did not change
+    # steps stalled for 90-170 ms now and then (median up to 23x slower), while graph mode did not change
     # (`make bench-host-blocking`, benchmarks/README.md).
     "MS_DEV_HOST_BLOCKING_RUN": "1",
 }
