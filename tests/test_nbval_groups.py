@@ -47,3 +47,17 @@ def test_both_copies_of_each_notebook_run_on_one_worker_in_order(tmp_path):
         assert len({worker for _, worker in lines}) == 1, (name, lines)
         workers |= {worker for _, worker in lines}
     assert len(workers) == 2, "the lessons were not spread over both workers"
+
+
+def test_the_schedule_benchmark_refuses_bad_arguments(capsys):
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import nbval_schedules
+
+    for argv in (["--rounds", "0"], ["--workers", "0"], ["--schedules", "parallel"]):
+        try:
+            nbval_schedules.main(argv)
+        except SystemExit as exit_:
+            assert exit_.code == 2, argv
+        else:
+            raise AssertionError(f"{argv} was accepted")
+    assert "--rounds and --workers must be ≥ 1, got 0 and 2" in capsys.readouterr().err
