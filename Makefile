@@ -87,10 +87,13 @@ check: install
 # Benchmarks (benchmarks/README.md). `bench`: MindSpore (graph, @ms.jit, PyNative) vs PyTorch (defaults, PASSIVE,
 # AVX2-capped), oneDNN ISA, SGEMM roofline, import time, pipelines, compile time, inference in one run (goal < 10 min
 # on 2 cores; run it on an idle machine); `bench-notebooks`: every lesson's run time (a run of its own), merged into
-# the same benchmarks/results.json; `bench-quick`: smoke run of the same structure (2-4 min).
+# the same benchmarks/results.json; `bench-quick`: smoke run of the same structure (2-4 min). `bench` then runs
+# `fast-conv-bench` (appendix A8's FastConv2d vs nn.Conv2d vs PyTorch) and re-renders results.md with it.
 .PHONY: bench bench-notebooks bench-quick bench-host-blocking
 bench: install
 	$(PY) benchmarks/run.py
+	$(MAKE) fast-conv-bench
+	$(PY) benchmarks/run.py --render-only
 
 bench-notebooks: install
 	$(PY) benchmarks/run.py --notebooks

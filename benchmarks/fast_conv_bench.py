@@ -16,6 +16,7 @@ from collections import defaultdict
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 BATCH, SIZE = 8, 224
 
 
@@ -144,6 +145,7 @@ def main():
         return
     variants = ["mindspore", "fastconv", "pytorch"]
     results = {"batch": BATCH, "image_size": SIZE, "ONEDNN_MAX_CPU_ISA": os.environ.get("ONEDNN_MAX_CPU_ISA"),
+               "measured_utc": time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime()), "repeats": args.repeats,
                "models": {}}
     for model in models:
         results["models"][model] = {}
@@ -170,6 +172,11 @@ def main():
         r["fast_over_pytorch"] = t / f
         r["fast_over_stock"] = m / f
         print(f"{model:9s} {m:9.1f} {f:10.1f} {t:9.1f}   {t / f:9.2f}x {m / f:9.2f}x")
+    # Imported only now: run imports course_lib, whose environment defaults (the AVX2 cap) must not reach the
+    # PyTorch children above. It names the CPU kind, so results.md files this under the right CPU.
+    import run
+
+    results["cpu_kind"] = run.cpu_kind()
     (HERE / "fast_conv_results.json").write_text(json.dumps(results, indent=1))
     print("wrote benchmarks/fast_conv_results.json")
 

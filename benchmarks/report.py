@@ -512,6 +512,34 @@ def other_kinds_section(data):
     return "\n\n".join(parts)
 
 
+def fast_conv_section(data):
+    """``make fast-conv-bench``: appendix A8's FastConv2d against MindSpore's nn.Conv2d and PyTorch (same CPU kind)."""
+    found = data.get("fast_conv")
+    if not found or not found.get("models"):
+        return ""
+    rows, kernels = [], []
+    for model, r in found["models"].items():
+        rows.append((model, seconds_text(r["mindspore"]["median_s"]), seconds_text(r["fastconv"]["median_s"]),
+                     seconds_text(r["pytorch"]["median_s"]), ratio_cell(r["fast_over_stock"]),
+                     ratio_cell(r["fast_over_pytorch"]), f"`{r['fastconv']['isa']}` / `{r['pytorch']['isa']}`"))
+        for variant in ("mindspore", "fastconv", "pytorch"):
+            for k in r[variant].get("conv_kernels", []):
+                if k.get("gflops") and k["seconds"] >= 0.01:  # kernels that matter (≥ 10 ms a step)
+                    kernels.append((model, variant, k["pass"], f"`{k['impl']}`", str(k["calls"]),
+                                    f"{k['gflops']:.0f}"))
+    return (f"## 8. FastConv2d (appendix A8) against nn.Conv2d and PyTorch\n\n`make fast-conv-bench` (part of "
+            f"`make bench`, measured {found.get('measured_utc', '?')}): one ResNet training step at "
+            f"{found['image_size']}×{found['image_size']} px, batch {found['batch']}, "
+            f"median of {found.get('repeats', 3)}; "
+            "MindSpore with `@ms.jit` in graph mode, stock `nn.Conv2d` vs `course_lib.fast_conv.FastConv2d` "
+            "(oneDNN with `format_tag::any`, under the course's AVX2 cap, which MindSpore's own oneDNN kernels "
+            "need); PyTorch as installed. > 1 means FastConv2d is faster.\n\n"
+            + _table(("model", "MindSpore nn.Conv2d", "FastConv2d", "PyTorch", "FastConv2d vs nn.Conv2d",
+                      "FastConv2d vs PyTorch", "ISA (FastConv2d / PyTorch)"), rows)
+            + "\n\nConvolution kernels from `ONEDNN_VERBOSE` (one step; each kind's first call left out):\n\n"
+            + _table(("model", "variant", "pass", "oneDNN implementation", "calls", "GFLOP/s"), kernels))
+
+
 def _tag_headings(text, kind):
     return "\n".join(f"{line} — {kind}" if line.startswith("## ") else line for line in text.split("\n"))
 
@@ -521,7 +549,7 @@ def markdown(data) -> str:
     parts = [environment_text(data), headline_section(data), targets_section(data), findings_section(data),
              lenet_section(data), steps_section(data), roofline_section(data), jit_section(data),
              onednn_section(data), pipeline_section(data), compile_section(data), notebooks_section(data),
-             inference_section(data), method_section(data)]
+             inference_section(data), fast_conv_section(data), method_section(data)]
     body = [_tag_headings(part, kind) for part in parts if part]
     others = other_kinds_section(data)
     return "\n\n".join([f"# Benchmark results — {kind}", *body, *([others] if others else [])]).rstrip() + "\n"

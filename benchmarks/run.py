@@ -904,6 +904,17 @@ def check_numbers(value, where="results"):
             check_numbers(item, f"{where}[{index}]")
 
 
+def attach_fast_conv(data, out_dir: Path):
+    """Put ``fast_conv_results.json`` (``make fast-conv-bench``, part of ``make bench``) into ``data["fast_conv"]``
+    when it was measured on this CPU kind; drop an older one of another kind (kinds never share a table)."""
+    path = out_dir / "fast_conv_results.json"
+    found = json.loads(path.read_text()) if path.is_file() else None
+    if found and found.get("cpu_kind") == data.get("cpu_kind"):
+        data["fast_conv"] = found
+    else:
+        data.pop("fast_conv", None)
+
+
 def write_outputs(data, out_dir: Path):
     check_numbers(data)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -1095,6 +1106,7 @@ def main(argv=None):
         else:
             data["notebooks"] = {"status": "not measured: run `make bench-notebooks` (benchmarks/run.py --notebooks)"}
     data["targets"] = targets(data)
+    attach_fast_conv(data, out_dir)
     write_outputs(data, out_dir)
     log(f"wrote results.json, results.md, results.png to {out_dir} in {time.perf_counter() - started:.0f} s")
     for target in data["targets"]:

@@ -369,3 +369,30 @@ def test_onednn_verbose_parsing():
                       "runtime": "threadpool", "threads": 2,
                       "convolution_kernels": ["brgconv:avx512_core backward_data", "gemm:jit forward_training"]}
     assert bench_run.parse_onednn_verbose("nothing") is None
+
+
+def _fast_conv_results(kind):
+    def variant(seconds, isa, impl, gflops):
+        return {"median_s": seconds, "first_s": 2 * seconds, "isa": isa,
+                "conv_kernels": [{"pass": "forward_training", "impl": impl, "calls": 26, "seconds": 0.2,
+                                  "gflops": gflops}]}
+    return {"batch": 8, "image_size": 224, "repeats": 3, "cpu_kind": kind, "measured_utc": "2026-11-25T15:00:00+00:00",
+            "models": {"resnet18": {"mindspore": variant(0.7, "Intel AVX2", "x64:gemm:jit", 167.0),
+                                    "fastconv": variant(0.63, "Intel AVX2", "jit:avx2", 245.0),
+                                    "pytorch": variant(0.37, "Intel AVX-512", "jit:avx512_core", 413.0),
+                                    "fast_over_stock": 0.7 / 0.63, "fast_over_pytorch": 0.37 / 0.63}}}
+
+
+def test_fast_conv_results_join_results_md_only_for_the_same_cpu_kind(tmp_path):
+    data = {"cpu_kind": "Some CPU, AVX2"}
+    (tmp_path / "fast_conv_results.json").write_text(json.dumps(_fast_conv_results("Another CPU, AVX-512")))
+    bench_run.attach_fast_conv(data, tmp_path)
+    assert "fast_conv" not in data and report.fast_conv_section(data) == ""
+    (tmp_path / "fast_conv_results.json").write_text(json.dumps(_fast_conv_results("Some CPU, AVX2")))
+    bench_run.attach_fast_conv(data, tmp_path)
+    text = report.fast_conv_section(data)
+    assert "## 8. FastConv2d" in text and "| resnet18 | 700.0 ms | 630.0 ms | 370.0 ms | 1.11× | 0.59× |" in text
+    assert "| resnet18 | fastconv | forward_training | `jit:avx2` | 26 | 245 |" in text
+    (tmp_path / "fast_conv_results.json").unlink()
+    bench_run.attach_fast_conv(data, tmp_path)
+    assert "fast_conv" not in data
