@@ -27,6 +27,7 @@ def mindspore_step(model, fast):
     from mindspore import nn
     from course_lib.models import resnet
     from course_lib.fast_conv import swap_convs
+    from course_lib.timing import make_jit_train_step
 
     ms.set_context(mode=ms.GRAPH_MODE)
     ms.set_seed(0)
@@ -34,18 +35,7 @@ def mindspore_step(model, fast):
     if fast:
         swap_convs(net)
     opt = nn.Momentum(net.trainable_params(), learning_rate=0.01, momentum=0.9)
-    loss_fn = nn.CrossEntropyLoss()
-
-    def forward(x, y):
-        return loss_fn(net(x), y)
-
-    grad = ms.value_and_grad(forward, None, opt.parameters)
-
-    @ms.jit
-    def step(x, y):
-        loss, grads = grad(x, y)
-        opt(grads)
-        return loss
+    step = make_jit_train_step(net, nn.CrossEntropyLoss(), opt)  # lesson 00's value_and_grad + optimizer step
 
     rng = np.random.default_rng(0)
     x = ms.Tensor(rng.standard_normal((BATCH, 3, SIZE, SIZE)).astype(np.float32))
@@ -145,8 +135,7 @@ def main():
         return
     variants = ["mindspore", "fastconv", "pytorch"]
     results = {"batch": BATCH, "image_size": SIZE, "ONEDNN_MAX_CPU_ISA": os.environ.get("ONEDNN_MAX_CPU_ISA"),
-               "measured_utc": time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime()), "repeats": args.repeats,
-               "models": {}}
+               "repeats": args.repeats, "models": {}}
     for model in models:
         results["models"][model] = {}
         for v in variants:
@@ -176,7 +165,7 @@ def main():
     # PyTorch children above. It names the CPU kind, so results.md files this under the right CPU.
     import run
 
-    results["cpu_kind"] = run.cpu_kind()
+    results["cpu_kind"], results["measured_utc"] = run.cpu_kind(), run.utc_now()
     (HERE / "fast_conv_results.json").write_text(json.dumps(results, indent=1))
     print("wrote benchmarks/fast_conv_results.json")
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -85,9 +84,9 @@ def main(argv=None) -> int:
     ratios = [s / g for s, g in zip(times["serial"], times["grouped"])]
     verdict = ("adopt the grouped schedule" if all(r > 1 for r in ratios)
                else "keep the serial schedule (the grouped one was not faster in every round)")
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")), platform.processor()) if Path("/proc/cpuinfo").exists() else ""
-    lines = [f"# nbval schedules for `make test` ({cpu}, {os.cpu_count()} cores)", "",
+    from course_lib.timing import cpu_kind  # here: its import must not set course defaults for the runs above
+
+    lines = [f"# nbval schedules for `make test` ({cpu_kind()}, {os.cpu_count()} cores)", "",
              f"{len(NOTEBOOKS)} notebooks, each run twice (second copy from a temporary folder); "
              f"`benchmarks/nbval_schedules.py --rounds {args.rounds} --workers {args.workers}`.", "",
              "| round | serial (s) | grouped, " f"{args.workers} workers (s) | serial / grouped |",

@@ -12,7 +12,7 @@ import numpy as np
 import mindspore.dataset as ds
 
 from .lesson import scrub_paths
-from .validation import check_int
+from .validation import check_count
 
 __all__ = ["Throughput", "measure_throughput", "compare_workers", "expected_steps", "is_batched",
            "sample_fingerprints", "pipeline_error_message", "show_pipeline_error"]
@@ -25,11 +25,6 @@ def _check_dataset(dataset):
         raise ValueError(f"dataset must be a mindspore.dataset pipeline (e.g. ds.MnistDataset(...).batch(32)), "
                          f"got {type(dataset).__name__}. Fix: pass the pipeline object itself, not an iterator "
                          f"or a list of batches.")
-
-
-def _check_int(name, value, low, fix):
-    return check_int(name, value, low, fix=fix, type_error=ValueError,
-                     message="{name} must be an int >= {low}, got {value!r}. Fix: {fix}")
 
 
 def is_batched(dataset) -> bool:
@@ -70,8 +65,8 @@ def measure_throughput(dataset, max_batches=None, warmup_batches=1, column=0) ->
     """
     _check_dataset(dataset)
     if max_batches is not None:
-        max_batches = _check_int("max_batches", max_batches, 1, "pass None for the whole epoch, or e.g. 20.")
-    warmup_batches = _check_int("warmup_batches", warmup_batches, 0, "use 0 to time everything, 1 to skip start-up.")
+        max_batches = check_count("max_batches", max_batches, 1, "pass None for the whole epoch, or e.g. 20.")
+    warmup_batches = check_count("warmup_batches", warmup_batches, 0, "use 0 to time everything, 1 to skip start-up.")
     if not isinstance(column, (str, numbers.Integral)) or isinstance(column, bool):
         raise ValueError(f"column must be a column index (int) or name (str), got {column!r}. Fix: e.g. 'image'.")
     names = dataset.get_col_names()
@@ -121,8 +116,8 @@ def compare_workers(build_dataset, workers=(1, 2), repeats=2, **measure_kwargs) 
     if not workers:
         raise ValueError("workers is empty. Fix: pass the worker counts to compare, e.g. (1, 2).")
     for value in workers:
-        _check_int("each entry of workers", value, 1, "worker counts are positive ints such as 1 or 2.")
-    repeats = _check_int("repeats", repeats, 1, "e.g. repeats=2 (best of two runs).")
+        check_count("each entry of workers", value, 1, "worker counts are positive ints such as 1 or 2.")
+    repeats = check_count("repeats", repeats, 1, "e.g. repeats=2 (best of two runs).")
     best = {}
     for _ in range(repeats):
         for count in workers:
@@ -139,10 +134,10 @@ def expected_steps(num_samples, batch_size, drop_remainder=False, repeat_count=1
     start of the data, so all ranks run the same number of steps); ``batch`` then makes ``floor`` (dropping the
     last partial batch) or ``ceil`` batches, and ``repeat`` multiplies.
     """
-    num_samples = _check_int("num_samples", num_samples, 0, "pass the number of samples in the data set.")
-    batch_size = _check_int("batch_size", batch_size, 1, "e.g. 32.")
-    repeat_count = _check_int("repeat_count", repeat_count, 1, "e.g. 1 (one pass).")
-    num_shards = _check_int("num_shards", num_shards, 1, "1 for one process, the group size for data parallel.")
+    num_samples = check_count("num_samples", num_samples, 0, "pass the number of samples in the data set.")
+    batch_size = check_count("batch_size", batch_size, 1, "e.g. 32.")
+    repeat_count = check_count("repeat_count", repeat_count, 1, "e.g. 1 (one pass).")
+    num_shards = check_count("num_shards", num_shards, 1, "1 for one process, the group size for data parallel.")
     if not isinstance(drop_remainder, bool):
         raise ValueError(f"drop_remainder must be True or False, got {drop_remainder!r}.")
     per_shard = math.ceil(num_samples / num_shards)

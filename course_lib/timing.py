@@ -14,6 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .validation import check_count
+
 CPU_FLAGS_OF_INTEREST = ("avx2", "avx512f", "avx512_bf16", "amx_tile")
 
 
@@ -130,10 +132,15 @@ def time_in_subprocess(env: dict, timeout=600, **kwargs) -> dict:
     child_env.update({key: str(value) for key, value in env.items()})
     code = ("import json, sys, course_lib\nfrom course_lib.timing import time_train_step\n"
             "print(json.dumps(time_train_step(**json.loads(sys.argv[1]))))")
-    result = subprocess.run([sys.executable, "-c", code, json.dumps(kwargs)], capture_output=True, text=True,
-                            env=child_env, timeout=timeout)
+    return _child_json(code, json.dumps(kwargs), child_env, timeout, "timing subprocess")
+
+
+def _child_json(code, argument, env, timeout, what):
+    """Run ``python -c code argument`` with ``env``; the JSON of its last output line (RuntimeError if it fails)."""
+    result = subprocess.run([sys.executable, "-c", code, argument], capture_output=True, text=True, env=env,
+                            timeout=timeout)
     if result.returncode != 0:
-        raise RuntimeError(f"timing subprocess failed (exit {result.returncode}):\n{result.stderr[-1500:]}")
+        raise RuntimeError(f"{what} failed (exit {result.returncode}):\n{result.stderr[-1500:]}")
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
@@ -141,6 +148,27 @@ def time_in_subprocess(env: dict, timeout=600, **kwargs) -> dict:
 #: The environment variable ``time_step_in_subprocess(host_blocking=...)`` controls.
 HOST_BLOCKING_VARIABLE = "MS_DEV_HOST_BLOCKING_RUN"
 STEP_APIS = ("graph", "jit")
+
+
+def make_jit_train_step(net, loss_fn, optimizer):
+    """Lesson 00's train step: ``ms.value_and_grad`` of ``loss_fn(net(x), y)`` + ``optimizer`` under ``@ms.jit``.
+
+    Returns ``train_step(x, y) -> loss``. (``@ms.jit`` reads the function's source, so it lives in a file.)
+    """
+    import mindspore as ms
+
+    def forward(x, y):
+        return loss_fn(net(x), y)
+
+    grad_fn = ms.value_and_grad(forward, None, optimizer.parameters)
+
+    @ms.jit
+    def train_step(x, y):
+        loss, grads = grad_fn(x, y)
+        optimizer(grads)
+        return loss
+
+    return train_step
 
 
 def time_jit_train_step(model="lenet5", batch_size=32, image_size=32, steps=5, warmup=2, seed=1):
@@ -154,26 +182,8 @@ def time_jit_train_step(model="lenet5", batch_size=32, image_size=32, steps=5, w
 
     net, x, y, loss_fn, optimizer = _random_problem(model, batch_size, image_size, steps, warmup, seed,
                                                     ms.PYNATIVE_MODE)
-
-    def forward(x, y):
-        return loss_fn(net(x), y)
-
-    grad_fn = ms.value_and_grad(forward, None, optimizer.parameters)
-
-    @ms.jit
-    def train_step(x, y):
-        loss, grads = grad_fn(x, y)
-        optimizer(grads)
-        return loss
-
     net.set_train()
-    return _time_calls(train_step, x, y, steps, warmup)
-
-
-def _check_int(name, value, minimum, fix):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}. Fix: {fix}")
-    return int(value)
+    return _time_calls(make_jit_train_step(net, loss_fn, optimizer), x, y, steps, warmup)
 
 
 _CHILD_CODE = f"""\
@@ -216,17 +226,17 @@ def time_step_in_subprocess(model="lenet5", batch_size=32, image_size=32, api="g
     if not (host_blocking is None or isinstance(host_blocking, bool)):
         raise ValueError(f"host_blocking must be True (set {HOST_BLOCKING_VARIABLE}=1), False (remove it) or None "
                          f"(course default), got {host_blocking!r}. Fix: pass a bool or None, not a string.")
-    batch_size = _check_int("batch_size", batch_size, 1, "pass the number of images per step, e.g. 32.")
-    image_size = _check_int("image_size", image_size, 1, "pass the image side in pixels, e.g. 32.")
+    batch_size = check_count("batch_size", batch_size, 1, "pass the number of images per step, e.g. 32.")
+    image_size = check_count("image_size", image_size, 1, "pass the image side in pixels, e.g. 32.")
     if model == "lenet5" and image_size != 32:
         raise ValueError(f"LeNet-5 takes 32x32 images, got image_size={image_size}. Fix: pass image_size=32.")
     if model != "lenet5" and image_size < 32:
         raise ValueError(f"{model} downsamples by 32, so image_size must be >= 32, got {image_size}. "
                          f"Fix: pass image_size=32 or larger.")
-    steps = _check_int("steps", steps, 1, "time at least one step, e.g. steps=10.")
-    warmup = _check_int("warmup", warmup, 0, "pass warmup=2 (the untimed first calls; 0 or 1 times only "
+    steps = check_count("steps", steps, 1, "time at least one step, e.g. steps=10.")
+    warmup = check_count("warmup", warmup, 0, "pass warmup=2 (the untimed first calls; 0 or 1 times only "
                                               "the compiling call apart).")
-    seed = _check_int("seed", seed, 0, "pass a non-negative int, e.g. seed=1.")
+    seed = check_count("seed", seed, 0, "pass a non-negative int, e.g. seed=1.")
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
         raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}. Fix: e.g. timeout=600.")
 
@@ -238,15 +248,11 @@ def time_step_in_subprocess(model="lenet5", batch_size=32, image_size=32, api="g
     step = {"model": model, "batch_size": batch_size, "image_size": image_size, "steps": steps, "warmup": warmup,
             "seed": seed}
     settings = json.dumps({"api": api, "host_blocking": host_blocking, "step": step})
+    what = f"timing subprocess ({api}, {model} b{batch_size} {image_size}px)"
     try:
-        result = subprocess.run([sys.executable, "-c", _CHILD_CODE, settings], capture_output=True, text=True,
-                                env=child_env, timeout=timeout)
+        timing = _child_json(_CHILD_CODE, settings, child_env, timeout, what)
     except subprocess.TimeoutExpired as error:
-        raise RuntimeError(f"timing subprocess ({api}, {model} b{batch_size} {image_size}px) did not finish in "
-                           f"{timeout} s. Fix: fewer steps, a smaller batch, or a larger timeout.") from error
-    if result.returncode != 0:
-        raise RuntimeError(f"timing subprocess ({api}, {model} b{batch_size} {image_size}px) failed "
-                           f"(exit {result.returncode}):\n{result.stderr[-1500:]}")
-    timing = json.loads(result.stdout.strip().splitlines()[-1])
+        raise RuntimeError(f"{what} did not finish in {timeout} s. "
+                           "Fix: fewer steps, a smaller batch, or a larger timeout.") from error
     return {"api": api, "host_blocking": host_blocking, **step, **timing,
             "images_per_second": batch_size / timing["median"]}

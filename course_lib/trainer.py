@@ -235,21 +235,22 @@ class Trainer:
         # old value, and graph compilation does not constant-fold an overflowing cast.
         return self._step(inputs, labels, self.scale_value)
 
-    def _unchecked_step(self, inputs, labels, scale):
+    def _loss_and_grads(self, inputs, labels, scale):
+        """The unscaled total loss, each loss, and the gradients unscaled and reduced across devices."""
         (loss, losses), grads = self.value_and_grad(inputs, labels, scale)
         if self.loss_scale != 1.0:  # a Python float, fixed when the Trainer was made: no graph control flow
             loss = self.unscale((loss,), scale)[0]
             grads = self.unscale(grads, scale)
-        grads = self.grad_reducer(grads)
+        # Reduced before any check: an overflow on any device then reaches every device, and all skip together.
+        return loss, losses, self.grad_reducer(grads)
+
+    def _unchecked_step(self, inputs, labels, scale):
+        loss, losses, grads = self._loss_and_grads(inputs, labels, scale)
         loss = ops.depend(loss, self.optimizer(grads))
         return loss, losses, ops.isfinite(loss)
 
     def _checked_step(self, inputs, labels, scale):
-        (loss, losses), grads = self.value_and_grad(inputs, labels, scale)
-        loss = self.unscale((loss,), scale)[0]
-        grads = self.unscale(grads, scale)
-        # Reduce before checking: an overflow on any device then reaches every device, and all skip together.
-        grads = self.grad_reducer(grads)
+        loss, losses, grads = self._loss_and_grads(inputs, labels, scale)
         finite = all_finite(grads)
         if finite:  # a Tensor condition: compiled to graph control flow under ms.jit, a Python bool otherwise
             # as nn.TrainOneStepWithLossScaleCell does: depend ties the update to the returned loss

@@ -7,7 +7,7 @@ The config schema (``course_lib.config.RANGES``) and the functions use them, so 
 import math
 import numbers
 
-__all__ = ["check_int", "check_real", "describe_range", "is_int", "is_real"]
+__all__ = ["check_count", "check_int", "check_real", "describe_range", "is_int", "is_real"]
 
 
 def is_int(value) -> bool:
@@ -64,6 +64,13 @@ def check_int(name, value, low=None, high=None, fix=None, *, message=None, type_
         raise ValueError(f"{name} must be an integer {describe_range(low, high)}, got {value}. "
                          f"Fix: {fix or f'set {name} to a value {describe_range(low, high)}'}.")
     return value
+
+
+def check_count(name, value, low, fix):
+    """``value`` as an ``int`` >= ``low`` (a count: steps, repeats, batch size); ValueError for anything else,
+    wrong types included, in the one wording the measuring helpers share."""
+    return check_int(name, value, low, fix=fix, type_error=ValueError,
+                     message="{name} must be an int >= {low}, got {value!r}. Fix: {fix}")
 
 
 def check_real(name, value, low=None, high=None, low_open=False, high_open=False, fix=None, *, message=None,
