@@ -91,6 +91,11 @@ def test_server_listens_on_localhost_and_requires_the_token(lab):
     assert http_status(f"{lab['base']}/api/contents?token={lab['token']}") == 200
 
 
+#: True once the status bar shows the notebook's kernel as connected and idle ("Python 3 (ipykernel) | Idle").
+KERNEL_IDLE = ("() => [...document.querySelectorAll('.jp-StatusBar-TextItem')]"
+               ".some(e => /\\|\\s*Idle\\b/.test(e.innerText))")
+
+
 def test_notebook_00_runs_its_first_cells_in_chromium(lab):
     from playwright.sync_api import sync_playwright
 
@@ -102,7 +107,10 @@ def test_notebook_00_runs_its_first_cells_in_chromium(lab):
             page.goto(url, timeout=120_000)
             visible = ".jp-NotebookPanel:not(.lm-mod-hidden)"  # the notebook this test opened, not a hidden tab
             page.wait_for_selector(f"{visible} .jp-Notebook .jp-Cell", timeout=120_000)
-            page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000)
+            # The kernel must be connected before the first Shift+Enter: the notebook's execution indicator already
+            # says "idle" while the kernel is still starting, and a code cell run then was dropped (it kept "[ ]"
+            # and the next cell failed with NameError). The status bar says "| Idle" only once the kernel answered.
+            page.wait_for_function(KERNEL_IDLE, timeout=120_000)
             # Run the first four cells (markdown, imports, markdown, ms.run_check) as a learner would.
             page.click(f"{visible} .jp-Notebook .jp-Cell >> nth=0")
             page.keyboard.press("Escape")
