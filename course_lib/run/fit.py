@@ -223,11 +223,10 @@ def train(cfg, callbacks=(), argv=()):
         if size > 1:  # rank 0 tells the others whether it could start, and from which epoch
             status, initial_epoch = (int(v) for v in _all_reduce([failure is not None, initial_epoch]))
             if rank != 0:
-                stack.enter_context(cluster.rank_logging(folder, rank, size, argv))
-                if status:
+                if status:  # nothing written: the folder may belong to another run
                     raise RuntimeError(f"rank 0 could not start the run, so rank {rank} stops too; rank 0's error is "
-                                       f"in its log ({cluster.log_path(folder, 0).name}). Fix that error and start "
-                                       "the job again.")
+                                       "in its output (msrun's worker_0.log). Fix that error and start the job again.")
+                stack.enter_context(cluster.rank_logging(folder, rank, size, argv))
                 if initial_epoch:
                     path = manager.path_for(initial_epoch, steps_per_epoch)
                     load_state_from(path, net, optimizer, steps_per_epoch)
