@@ -101,3 +101,18 @@ def test_msrun_variables_without_msrun_are_refused_before_any_work(tmp_path, rol
     assert result.returncode == 1
     assert message in result.stderr and "Traceback" not in result.stderr
     assert not (tmp_path / "ckpt").exists()
+
+
+def test_when_rank_0_refuses_the_folder_every_rank_stops_and_nothing_is_written(tmp_path):
+    from course_lib.checkpoint import save_checkpoint
+    from course_lib.distributed import DistributedLaunchError
+    from course_lib.models import lenet5
+
+    other = tmp_path / "other_run"
+    save_checkpoint(lenet5(10), other / "lenet5-6_2.ckpt", append_dict={"epoch_num": 6})
+    with pytest.raises(DistributedLaunchError) as failed:
+        launch(TRAIN, [*ARGS, "--checkpoint_dir", str(other)], worker_num=2, timeout=300, log_dir=tmp_path / "msrun")
+    logs = failed.value.result.logs
+    assert "already holds checkpoints of another run (lenet5-6_2.ckpt)" in logs[0]
+    assert "scheduler" not in logs[0] and "CheckpointFolderBusy" not in logs[0] + logs[1]
+    assert sorted(p.name for p in other.iterdir()) == ["lenet5-6_2.ckpt"]
