@@ -140,6 +140,9 @@ def _check_value(key, value, default, source):
         expected = NULLABLE_TYPES.get(key)
         if value is None or expected is None:
             return value
+        if key in PATH_KEYS and isinstance(value, str) and not value.strip():
+            raise ValueError(f"Config key {key!r} is an empty path ({value!r}){where}: it would silently mean "
+                             f"the default or the current folder. Fix: write a path, or null for the default.")
         if expected is int and isinstance(value, bool):
             pass
         elif isinstance(value, expected) or (expected is int and hasattr(value, "__index__")):
@@ -191,8 +194,10 @@ def _merge(values: dict, updates: dict, defaults: dict, source: str):
 
 
 def parse_overrides(argv) -> tuple:
-    """Parse ``--config FILE`` and ``--key value`` pairs; values are read as YAML scalars (``0.1`` -> float)."""
+    """Parse ``--config FILE`` and ``--key value`` pairs; values are read as YAML scalars (``0.1`` -> float).
+    A true/false key given without a value (``--resume``, ``--overwrite``) means true."""
     argv = list(argv)
+    flags = {key for key, value in yaml.safe_load(DEFAULT_CONFIG.read_text()).items() if isinstance(value, bool)}
     config_path, overrides, i = None, {}, 0
     while i < len(argv):
         token = argv[i]
@@ -200,7 +205,7 @@ def parse_overrides(argv) -> tuple:
             raise ValueError(f"Unexpected command-line argument {token!r}. Use --key value pairs, e.g. --epochs 3.")
         key, eq, raw = token[2:].partition("=")
         if not eq:
-            if key == "resume" and (i + 1 >= len(argv) or argv[i + 1].startswith("--")):
+            if key.replace("-", "_") in flags and (i + 1 >= len(argv) or argv[i + 1].startswith("--")):
                 raw, i = "true", i + 1
             elif i + 1 >= len(argv):
                 raise ValueError(f"Command-line option --{key} needs a value, e.g. --{key} 1.")
@@ -213,6 +218,10 @@ def parse_overrides(argv) -> tuple:
             config_path = raw
             continue
         if key in PATH_KEYS:
+            if not raw.strip():
+                raise ValueError(f"Command-line option --{key} is empty ({raw!r}): an empty path would silently "
+                                 f"mean the default or the current folder. Fix: pass a path, or leave out "
+                                 f"--{key} for its default.")
             overrides[key] = raw  # a path typed on the command line is a path, even "~" or "null"
             continue
         try:

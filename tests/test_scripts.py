@@ -1,6 +1,5 @@
 import course_lib  # noqa: F401  (sets env before mindspore)
 import re
-import runpy
 import subprocess
 import sys
 
@@ -12,6 +11,7 @@ from course_lib.config import load_config
 from course_lib.data import create_mnist_dataset
 from course_lib.models import lenet5
 from course_lib.paths import PROJECT_ROOT
+from course_lib.run import factory, fit
 
 TRAIN = PROJECT_ROOT / "scripts" / "train.py"
 EVAL = PROJECT_ROOT / "scripts" / "eval.py"
@@ -83,7 +83,7 @@ def test_uninterrupted_run_trains_and_saves_every_epoch(runs):
     assert "train lenet5 on digits_mnist: 4 steps/epoch x 3 epochs, batch 16" in out
     assert re.findall(r"epoch (\d)/3: loss", out) == ["1", "2", "3"]
     assert sorted(p.name for p in runs["full_dir"].iterdir()) == ["lenet5-1_4.ckpt", "lenet5-2_4.ckpt",
-                                                                  "lenet5-3_4.ckpt"]
+                                                                  "lenet5-3_4.ckpt", "logs", "run_settings.json"]
     assert str(runs["root"]) not in out + err  # printed paths are relative
 
 
@@ -92,7 +92,7 @@ def test_sigkill_mid_epoch_leaves_only_the_finished_checkpoint(runs):
     assert code == -9
     assert "epoch 1/3" in out and "sending SIGKILL" in out and "epoch 2/3" not in out
     # and the lock file of the dead run, which holds no lock any more (the resumed run takes it over)
-    assert runs["after_kill"] == [".course_checkpoints.lock", "lenet5-1_4.ckpt"]
+    assert runs["after_kill"] == [".course_checkpoints.lock", "lenet5-1_4.ckpt", "logs", "run_settings.json"]
 
 
 def test_resume_skips_damaged_files_and_continues_from_the_last_good_epoch(runs):
@@ -140,11 +140,10 @@ def test_eval_prints_top1_and_top5_of_the_checkpoint(runs):
 
 def test_resume_state_loads_weights_and_refuses_another_epoch_length(runs):
     ms.set_context(mode=ms.PYNATIVE_MODE)
-    train = runpy.run_path(str(TRAIN), run_name="course_train")
     cfg = load_config(argv=RECIPE)
-    net = train["create_network"](cfg)
-    optimizer = train["create_optimizer"](cfg, net, 4)
-    epoch, path = train["load_resume_state"](runs["full_dir"], "lenet5", net, optimizer, 4)
+    net = factory.create_network(cfg)
+    optimizer = factory.create_optimizer(cfg, net, 4)
+    epoch, path = fit.load_resume_state(runs["full_dir"], "lenet5", net, optimizer, 4)
     assert (epoch, path.name, int(optimizer.global_step.asnumpy()[0])) == (3, "lenet5-3_4.ckpt", 12)
     saved = ms.load_checkpoint(str(path))
     np.testing.assert_array_equal(net.fc3.weight.asnumpy(), saved["fc3.weight"].asnumpy())
@@ -152,7 +151,7 @@ def test_resume_state_loads_weights_and_refuses_another_epoch_length(runs):
     np.testing.assert_array_equal(moment.asnumpy(), saved["moments.fc3.weight"].asnumpy())
     assert not np.array_equal(moment.asnumpy(), net.fc3.weight.asnumpy())  # moments did not land in weights
     with pytest.raises(ValueError, match="saved after 12 optimizer steps in 3 epochs, but this run has 3 steps"):
-        train["load_resume_state"](runs["full_dir"], "lenet5", net, optimizer, 3)
+        fit.load_resume_state(runs["full_dir"], "lenet5", net, optimizer, 3)
 
 
 @pytest.mark.parametrize("script, args, message", [
@@ -171,13 +170,16 @@ def test_bad_command_lines_fail_fast_with_a_fix(tmp_path, script, args, message)
 
 
 def test_checkpoint_files_are_ordered_by_epoch_and_ignore_other_files(tmp_path):
-    train = runpy.run_path(str(TRAIN), run_name="course_train")
+    from course_lib.checkpoint import CheckpointManager
+
     for name in ["lenet5-9_4.ckpt", "lenet5-10_4.ckpt", ".lenet5-11_4.tmp-1234abcd.ckpt", "resnet18-12_4.ckpt",
                  "lenet5-best.ckpt", "lenet5-2_4.ckpt"]:
         (tmp_path / name).write_bytes(b"x")
-    found = train["_checkpoint_files"](tmp_path, "lenet5")
+    found = CheckpointManager(tmp_path, "lenet5").checkpoints()
     assert [p.name for p in found] == ["lenet5-10_4.ckpt", "lenet5-9_4.ckpt", "lenet5-2_4.ckpt"]
-    assert train["_checkpoint_files"](tmp_path / "missing", "lenet5") == []
+    assert CheckpointManager(tmp_path / "missing", "lenet5").checkpoints() == []
+    cfg = load_config(checkpoint_dir=str(tmp_path))
+    assert factory.resolve_checkpoint(cfg).name == "lenet5-10_4.ckpt"
 
 
 def test_a_second_run_on_a_busy_or_foreign_folder_is_refused_and_nothing_is_lost(tmp_path):

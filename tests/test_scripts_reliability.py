@@ -83,11 +83,8 @@ def test_a_png_that_fails_to_decode_mid_epoch_names_the_file_and_the_fix(tmp_pat
 
 
 def test_describe_pipeline_error_without_a_file_still_gives_a_fix():
-    sys.path.insert(0, str(TRAIN.parent))
-    try:
-        import train
-    finally:
-        sys.path.remove(str(TRAIN.parent))
+    from course_lib.run import cli as train
+
     assert train.describe_pipeline_error("ValueError: not a pipeline error") is None
     text = ("Exception thrown from dataset pipeline. Refer to 'Dataset Pipeline Error Message'.\n----\n"
             "- Dataset Pipeline Error Message: \n----\n[ERROR] map operation: [Resize] failed. Bad size.\n----\n"
