@@ -123,6 +123,11 @@ def init_env(cfg):
     _set(cfg, "device_target", target)
     _set(cfg, "device_id", device_id)
 
+    from .distributed import msrun_role
+
+    # msrun variables left exported by an earlier msrun: a warning for a standalone run; an error for a
+    # distributed one, whose init() would otherwise wait for a scheduler that is gone.
+    msrun_role(on_leftover="raise" if device_num > 1 else "warn")
     if device_num > 1:
         # init() works the same on Ascend, GPU and CPU; get_rank/get_group_size are only valid after it.
         init()

@@ -60,7 +60,10 @@ class FolderLock:
 
     def _owner(self) -> str:
         try:
-            text = (self.folder / self.name).read_text(encoding="utf-8", errors="replace").strip()
+            with open(self.folder / self.name, "rb") as handle:
+                if _is_windows():
+                    handle.seek(1)  # byte 0 is the locked one, which Windows does not let others read
+                text = handle.read(64).decode("utf-8", errors="replace").strip("\0 \r\n\t")
         except OSError:
             text = ""
         return f"process {text}" if text.isdigit() else "process unknown"

@@ -7,7 +7,8 @@ The config schema (``course_lib.config.RANGES``) and the functions use them, so 
 import math
 import numbers
 
-__all__ = ["check_all_reduce_fusion_config", "check_count", "check_int", "check_real", "describe_range", "is_int", "is_real"]
+__all__ = ["check_all_reduce_fusion_config", "check_count", "check_int", "check_real", "describe_range", "is_int",
+           "is_real"]
 
 
 def is_int(value) -> bool:

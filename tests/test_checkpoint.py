@@ -1,5 +1,6 @@
 import course_lib  # noqa: F401  (sets env before mindspore)
 import os
+import time
 from pathlib import Path
 
 import mindspore as ms
@@ -209,11 +210,28 @@ def test_second_run_on_a_locked_folder_is_refused_and_a_dead_owner_is_not(tmp_pa
         pass
 
 
+def dead_pid() -> int:
+    """The pid of a process that has ended."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
 def test_temp_files_of_a_killed_save_are_cleaned_and_nothing_else(tmp_path):
-    names = [".lenet5-2_4.tmp-0badf00d.ckpt", ".lenet5-2_4.tmp-0badf00d.tmp", ".best.tmp-12345678.ckpt"]
-    keep = ["notes.tmp", ".hidden.ckpt", "my.tmp-0badf00d.ckpt", ".x.tmp-nothex00.ckpt"]
+    gone = dead_pid()
+    names = [f".lenet5-2_4.tmp-p{gone}-0badf00d.ckpt", f".lenet5-2_4.tmp-p{gone}-0badf00d.tmp",
+             ".best.tmp-12345678.ckpt", ".lenet5-3_4.tmp-0badf00d.tmp"]  # the last two: old names, an hour old
+    live = [f".lenet5-5_4.tmp-p{os.getpid()}-0badf00d.ckpt",  # a save of this (live) process
+            ".lenet5-6_4.tmp-abcdef12.ckpt"]  # an old-style name, written just now: maybe a live writer
+    keep = live + ["notes.tmp", ".hidden.ckpt", "my.tmp-0badf00d.ckpt", ".x.tmp-nothex00.ckpt"]
     for name in names + keep:
         (tmp_path / name).write_bytes(b"x")
+    hour_ago = time.time() - 3700
+    for name in names[2:]:
+        os.utime(tmp_path / name, (hour_ago, hour_ago))
     with CheckpointManager(tmp_path, "lenet5"):
         pass
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(keep)

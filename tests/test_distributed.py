@@ -300,11 +300,11 @@ def test_a_second_launch_removes_only_what_the_first_one_created(tmp_path, monke
         with pytest.raises(DistributedLaunchError):
             launch(WORKER, ["--out", tmp_path], worker_num=2, timeout=60, log_dir=logs)
         assert (logs / "msrun.log").exists()
-        assert json.loads((logs / distributed.LAUNCH_MANIFEST).read_text())[0] == "msrun.log"
+        assert json.loads((logs / distributed.LAUNCH_MANIFEST).read_text())["files"][0] == "msrun.log"
     assert (logs / "notes.txt").read_text() == "keep"
     assert (logs / "worker_x.log").read_text() == "not a rank log name: keep"
     # a manifest edited to point at a user's file does not get it deleted
-    (logs / distributed.LAUNCH_MANIFEST).write_text(json.dumps(["notes.txt", "../outside", "msrun.log"]))
+    (logs / distributed.LAUNCH_MANIFEST).write_text(json.dumps({"files": ["notes.txt", "../outside", "msrun.log"]}))
     with pytest.raises(DistributedLaunchError):
         launch(WORKER, ["--out", tmp_path], worker_num=2, timeout=60, log_dir=logs)
     assert (logs / "notes.txt").exists()
