@@ -313,7 +313,8 @@ SIX_FLOATS = np.arange(6, dtype=np.float32).tobytes()
     ([("weight", [2, 3], "Float8", SIX_FLOATS)], r"declares an unknown dtype 'Float8'"),
     ([("weight", [0], "Float32", SIX_FLOATS)], r"declares shape \(\) of Float32 \(4 bytes\) but holds 24"),
     ([("ok", [2, 3], "Float32", SIX_FLOATS), ("weight", [3, 3], "Float32", SIX_FLOATS[:12]),
-      ("weight", [3, 3], "Float32", SIX_FLOATS[12:])], r"'weight' declares shape \(3, 3\) of Float32 \(36 bytes\) but holds 24"),
+      ("weight", [3, 3], "Float32", SIX_FLOATS[12:])],
+     r"'weight' declares shape \(3, 3\) of Float32 \(36 bytes\) but holds 24"),
     ([("weight", [2, 3], "Float32", SIX_FLOATS[:12]), ("weight", [3, 2], "Float32", SIX_FLOATS[12:])],
      r"split into parts that declare different shapes"),
 ])

@@ -15,8 +15,8 @@ from course_lib.checkpoint import CheckpointFolderBusy, CheckpointManager, LOCK_
 
 def hold_in_child(code: str):
     """Start a Python child that runs ``code``, prints "ready" and then waits until its stdin closes."""
-    child = subprocess.Popen([sys.executable, "-c", code + "\nprint('ready', flush=True)\nimport sys\nsys.stdin.read()"],
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    code += "\nprint('ready', flush=True)\nimport sys\nsys.stdin.read()"
+    child = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert child.stdout.readline().strip() == "ready"
     return child
 
