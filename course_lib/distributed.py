@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 import psutil
-from .locks import FolderBusy, FolderLock
+from .locks import FolderBusy, FolderLock, clean_stale_temp_files
 from .validation import check_int
 
 __all__ = [
@@ -402,6 +402,7 @@ def _prepare_log_dir(log_dir: Path) -> set:
     Returns the names present before this launch, so that ``_record_launch_files`` can list the new ones.
     """
     manifest = log_dir / LAUNCH_MANIFEST
+    clean_stale_temp_files(log_dir, re.compile(r"^\." + re.escape(LAUNCH_MANIFEST) + r"\.tmp-p\d+-[0-9a-f]{8}$"))
     previous = []
     if manifest.is_file():
         try:

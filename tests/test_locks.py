@@ -164,3 +164,14 @@ def test_a_killed_save_leaves_a_temp_file_that_the_next_save_removes(tmp_path):
 
     save_checkpoint(nn.Dense(2, 2), tmp_path / "other.ckpt")
     assert [p.name for p in tmp_path.iterdir()] == ["other.ckpt"]
+
+
+def test_write_probes_of_killed_runs_are_cleaned_when_a_folder_is_checked(tmp_path):
+    from course_lib.paths import check_output_folder
+
+    stale = tmp_path / f".write-test.tmp-p{ended_pid()}-0badf00d.tmp"
+    live = tmp_path / f".write-test.tmp-p{os.getppid()}-0badf00d.tmp"
+    stale.write_bytes(b"\0" * 65536)
+    live.write_bytes(b"\0")
+    check_output_folder(tmp_path, "checkpoint_dir", "pass another folder")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [live.name]
