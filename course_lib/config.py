@@ -138,7 +138,11 @@ class _DuplicateKey(Exception):
 
 def _safe_load_unique(text: str):
     """``yaml.safe_load`` that raises ``_DuplicateKey`` for a key written twice in one mapping."""
-    return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    loader = _UniqueKeyLoader(text)  # what yaml.safe_load does, with the duplicate check
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
 
 
 def _read_yaml(path) -> dict:
