@@ -89,9 +89,23 @@ class FolderLock:
         fd = os.open(self.folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:  # BlockingIOError: another open description holds it
+        except BlockingIOError:  # another open file description holds it
             os.close(fd)
             raise self._busy() from None
+        except OSError:
+            # Some file systems (NFS maps flock to POSIX locks, which need a file open for writing) cannot lock
+            # a folder: lock the owner file instead (still released by the OS when the process dies).
+            os.close(fd)
+            fd = os.open(self.folder / self.name, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                raise self._busy() from None
+            self._fd = fd
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode(), 0)
+            return
         self._fd = fd
         try:  # the owner's pid, for the message only: the lock itself is on the folder
             info = os.open(self.folder / self.name, os.O_RDWR | os.O_CREAT, 0o644)
@@ -133,6 +147,8 @@ class FolderLock:
                 except OSError:
                     pass
             else:
+                if self._info_fd is None:  # the owner file itself was locked (file systems without folder locks)
+                    os.ftruncate(self._fd, 0)
                 if self._info_fd is not None:
                     os.close(self._info_fd)
                     self._info_fd = None

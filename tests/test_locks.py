@@ -175,3 +175,24 @@ def test_write_probes_of_killed_runs_are_cleaned_when_a_folder_is_checked(tmp_pa
     live.write_bytes(b"\0")
     check_output_folder(tmp_path, "checkpoint_dir", "pass another folder")
     assert sorted(p.name for p in tmp_path.iterdir()) == [live.name]
+
+
+def test_where_a_folder_cannot_be_locked_the_owner_file_is_locked_instead(tmp_path, monkeypatch):
+    import errno
+    import fcntl
+    import stat
+
+    real = fcntl.flock
+
+    def nfs_like(fd, operation):  # NFS maps flock to POSIX locks, which a read-only folder descriptor cannot take
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            raise OSError(errno.EBADF, "Bad file descriptor")
+        return real(fd, operation)
+
+    monkeypatch.setattr(fcntl, "flock", nfs_like)
+    with locks.FolderLock(tmp_path) as lock:
+        assert lock.held and (tmp_path / ".course.lock").read_text() == str(os.getpid())
+        with pytest.raises(locks.FolderBusy, match=f"process {os.getpid()}"):
+            locks.FolderLock(tmp_path).acquire()
+    with locks.FolderLock(tmp_path):
+        pass

@@ -97,3 +97,18 @@ def test_mindrecord_files_are_written_and_read_there(odd):
                      "shapes_val.mindrecord.db"]
     _, label = first_batch(data.create_segmentation_dataset(odd / "shapes", batch_size=8, train=False))
     assert label.shape == (8, 64, 64)
+
+
+def test_a_mindspore_log_folder_with_such_a_path_is_one_clear_message_before_mindspore_fails(tmp_path):
+    import subprocess
+    import sys
+
+    env = dict(os.environ, GLOG_logtostderr="0", GLOG_log_dir=str(tmp_path / "课程 logs"))
+    done = subprocess.run([sys.executable, "-c", "import course_lib, mindspore"], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("ValueError: GLOG_log_dir is ") and "课程 logs" in last
+    assert "Fix: set GLOG_log_dir to such a folder" in last
+    course_lib._check_mindspore_log_dir({"GLOG_logtostderr": "0", "GLOG_log_dir": "/tmp/ms_logs"})
+    course_lib._check_mindspore_log_dir({"GLOG_logtostderr": "1", "GLOG_log_dir": "/tmp/课程 logs"})  # not used
