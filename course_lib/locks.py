@@ -53,6 +53,7 @@ class FolderLock:
         self.error = error
         self._fd = None      # the locked descriptor (the folder on POSIX, the lock file on Windows)
         self._info_fd = None  # the owner file on POSIX
+        self._file_locked = False  # POSIX fallback: the owner file is the locked one
 
     @property
     def held(self) -> bool:
@@ -96,19 +97,21 @@ class FolderLock:
             # Some file systems (NFS maps flock to POSIX locks, which need a file open for writing) cannot lock
             # a folder: lock the owner file instead (still released by the OS when the process dies).
             os.close(fd)
-            fd = os.open(self.folder / self.name, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = os.open(self.folder / self.name, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
                 os.close(fd)
                 raise self._busy() from None
             self._fd = fd
+            self._file_locked = True
             os.ftruncate(fd, 0)
             os.pwrite(fd, str(os.getpid()).encode(), 0)
             return
         self._fd = fd
-        try:  # the owner's pid, for the message only: the lock itself is on the folder
-            info = os.open(self.folder / self.name, os.O_RDWR | os.O_CREAT, 0o644)
+        try:  # the owner's pid, for the message only: the lock itself is on the folder. Never through a symlink
+            # (a link planted there would make us truncate the file it points to).
+            info = os.open(self.folder / self.name, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
             os.ftruncate(info, 0)
             os.pwrite(info, str(os.getpid()).encode(), 0)
             self._info_fd = info
@@ -147,8 +150,9 @@ class FolderLock:
                 except OSError:
                     pass
             else:
-                if self._info_fd is None:  # the owner file itself was locked (file systems without folder locks)
+                if self._file_locked:  # the owner file itself was locked (file systems without folder locks)
                     os.ftruncate(self._fd, 0)
+                    self._file_locked = False
                 if self._info_fd is not None:
                     os.close(self._info_fd)
                     self._info_fd = None

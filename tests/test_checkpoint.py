@@ -317,6 +317,9 @@ SIX_FLOATS = np.arange(6, dtype=np.float32).tobytes()
      r"'weight' declares shape \(3, 3\) of Float32 \(36 bytes\) but holds 24"),
     ([("weight", [2, 3], "Float32", SIX_FLOATS[:12]), ("weight", [3, 2], "Float32", SIX_FLOATS[12:])],
      r"split into parts that declare different shapes"),
+    ([("weight", [2, 3], "Float32", SIX_FLOATS[:12]), ("weight", [2, 3], "Float64", SIX_FLOATS[12:])],
+     r"split into parts that declare different shapes or dtypes"),
+    ([("note", [1], "str", "abc".encode("utf-32-le")[:-1])], r"'note' is a string of 11 bytes, not a multiple of 4"),
 ])
 def test_a_checkpoint_whose_shapes_do_not_match_its_bytes_is_refused_despite_a_valid_crc(tmp_path, tensors,
                                                                                           message):

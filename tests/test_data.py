@@ -193,3 +193,12 @@ def test_a_small_image_folder_is_counted_exactly(tmp_path):
     with pytest.raises(ValueError, match=r"batch_size 31 is larger than the 30 samples of the image folder train/"):
         data.create_imagefolder_dataset(root, batch_size=31, image_size=32)
     assert data.create_imagefolder_dataset(root, batch_size=30, image_size=32).get_dataset_size() == 1
+
+
+def test_an_mnist_folder_without_samples_is_an_error(tmp_path):
+    images = np.zeros((0, 28, 28), np.uint8)
+    for prefix in ("train", "t10k"):
+        write_idx(tmp_path / f"{prefix}-images-idx3-ubyte", images)
+        write_idx(tmp_path / f"{prefix}-labels-idx1-ubyte", np.zeros((0,), np.uint8))
+    with pytest.raises(ValueError, match=r"train-images-idx3-ubyte holds no samples.*Fix"):
+        data.create_mnist_dataset(tmp_path, batch_size=4, drop_remainder=False)

@@ -196,3 +196,16 @@ def test_where_a_folder_cannot_be_locked_the_owner_file_is_locked_instead(tmp_pa
             locks.FolderLock(tmp_path).acquire()
     with locks.FolderLock(tmp_path):
         pass
+
+
+def test_a_symlink_planted_as_the_lock_file_is_never_written_through(tmp_path):
+    victim = tmp_path / "precious.txt"
+    victim.write_text("a learner's notes")
+    folder = tmp_path / "ckpt"
+    folder.mkdir()
+    (folder / LOCK_NAME).symlink_to(victim)
+    with CheckpointManager(folder, "lenet5") as manager:
+        assert manager.locked
+        with pytest.raises(CheckpointFolderBusy):
+            CheckpointManager(folder, "lenet5").__enter__()
+    assert victim.read_text() == "a learner's notes"
