@@ -32,6 +32,25 @@ ENV_DEFAULTS = {
 for _key, _value in ENV_DEFAULTS.items():
     _os.environ.setdefault(_key, _value)
 
+#: MindSpore 2.10 refuses, at ``import mindspore``, a log folder (GLOG_log_dir, used when GLOG_logtostderr=0) whose
+#: path has a space or a non-ASCII character (``_check_directory_by_regular`` in mindspore/log.py).
+_MINDSPORE_DIRECTORY = r"^[\/0-9a-zA-Z@\_\-\.\:\\]+$"
+
+
+def _check_mindspore_log_dir(environ=_os.environ):
+    import re
+
+    folder = environ.get("GLOG_log_dir")
+    if environ.get("GLOG_logtostderr") == "0" and folder and re.match(_MINDSPORE_DIRECTORY, folder, re.ASCII) is None:
+        raise ValueError(
+            f"GLOG_log_dir is {folder!r}: MindSpore 2.10 accepts only a log folder path made of ASCII letters, "
+            f"digits and @ _ - . : / \\ (no spaces, no Chinese characters), so `import mindspore` would fail. "
+            f"Fix: set GLOG_log_dir to such a folder (e.g. {'C:/ms_logs' if _os.name == 'nt' else '/tmp/ms_logs'}), "
+            f"or unset GLOG_logtostderr to log to the terminal.")
+
+
+_check_mindspore_log_dir()
+
 if "mindspore" in _sys.modules:
     _warnings.warn(
         "mindspore was imported before course_lib, so GLOG_v set by course_lib has no effect in this process "

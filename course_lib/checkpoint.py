@@ -6,14 +6,15 @@ in the same folder, flushes it, and only then renames it over the old one. Both 
 CRC check by default: a plain load accepts a file with flipped bytes silently.
 A checkpoint from an untrusted source is untrusted input: load only files you (or someone you trust) wrote.
 """
+import glob
 import os
 import re
-import uuid
 from pathlib import Path
 
 import mindspore as ms
 from mindspore import nn
 
+from .locks import FolderBusy, clean_stale_temp_files, temp_name
 from .paths import check_output_folder, relative
 
 TEMP_MARK = ".tmp-"
@@ -57,7 +58,8 @@ def save_checkpoint(save_obj, path, append_dict=None, crc_check=True) -> Path:
         raise NotADirectoryError(f"Cannot save checkpoint {relative(path)}: {relative(blocker)} is a file, not a "
                                  f"folder. Fix: save into a folder path, e.g. {relative(blocker.parent / 'ckpt')}.")
     path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.parent / f".{path.stem}{TEMP_MARK}{uuid.uuid4().hex[:8]}.ckpt"
+    clean_temp_files(path.parent)  # what earlier, killed saves left here (only provably stale files)
+    temp = path.parent / temp_name(path.stem, ".ckpt")
     try:
         ms.save_checkpoint(save_obj, str(temp), append_dict=append_dict, crc_check=crc_check)
         _fsync(temp)
@@ -86,6 +88,82 @@ def has_crc_record(path) -> bool:
         return handle.read(len(_CRC_RECORD)) == _CRC_RECORD
 
 
+#: Bytes per element of each ``tensor_type`` MindSpore 2.10 writes (``tensor_to_ms_type`` in
+#: mindspore/train/serialization.py); "str" and "Int4" (two values per byte) are checked separately.
+_ITEM_BYTES = {"Int8": 1, "UInt8": 1, "Int16": 2, "UInt16": 2, "Int32": 4, "UInt32": 4, "Int64": 8, "UInt64": 8,
+               "Float16": 2, "Float32": 4, "Float64": 8, "Bool": 1, "BFloat16": 2}
+
+
+def check_tensor_sizes(path) -> int:
+    """Check that every tensor of a .ckpt file holds exactly the bytes its declared shape and dtype need.
+
+    A CRC only proves the file is the one that was written; a crafted (or badly converted) file with a valid
+    CRC can still declare a shape larger or smaller than its data, and MindSpore 2.10 loads it. The file is read
+    as MindSpore does (``_parse_ckpt_proto``: strip the 17-byte CRC record, parse ``checkpoint_pb2.Checkpoint``;
+    a large tensor is several consecutive entries with the same tag). Returns the number of tensors checked;
+    raises ValueError ("is corrupted or inconsistent") naming the first bad tensor.
+    """
+    from mindspore.train.checkpoint_pb2 import Checkpoint
+    from google.protobuf.message import DecodeError
+
+    path = Path(path)
+    content = path.read_bytes()
+    if content[-_CRC_TAIL:-10] == _CRC_RECORD:
+        content = content[:-_CRC_TAIL]
+    checkpoint = Checkpoint()
+    try:
+        checkpoint.ParseFromString(content)
+    except (DecodeError, RuntimeError, ValueError):
+        raise ValueError(f"Checkpoint {relative(path)} is corrupted or truncated: its content cannot be parsed. "
+                         f"Fix: use an earlier checkpoint or train again.") from None
+
+    def fail(tag, why):
+        raise ValueError(f"Checkpoint {relative(path)} is corrupted or inconsistent: tensor {tag!r} {why}. "
+                         f"Loading it would give a parameter with wrong or made-up values. Fix: use an earlier "
+                         f"checkpoint or train again; do not load checkpoints from untrusted sources.")
+
+    entries = list(checkpoint.value)
+    checked = 0
+    index = 0
+    while index < len(entries):
+        element = entries[index]
+        tag = element.tag
+        group = [element]
+        while index + 1 < len(entries) and entries[index + 1].tag == tag:
+            index += 1
+            group.append(entries[index])
+        index += 1
+        if not element.HasField("tensor"):
+            continue  # a map parameter (MapTensor): not written by the course
+        tensor = element.tensor
+        dtype = tensor.tensor_type
+        if any(part.tensor.tensor_type != dtype or list(part.tensor.dims) != list(tensor.dims) for part in group):
+            fail(tag, "is split into parts that declare different shapes or dtypes")
+        dims = list(tensor.dims)
+        if any(d < 0 for d in dims):
+            fail(tag, f"declares a negative dimension in its shape {tuple(dims)}")
+        data_bytes = sum(len(part.tensor.tensor_content) for part in group)
+        if dtype == "str":
+            if data_bytes % 4:
+                fail(tag, f"is a string of {data_bytes} bytes, not a multiple of 4 (UTF-32)")
+            continue
+        if dims == [0]:  # MindSpore writes a scalar's shape as [0]
+            dims = []
+        count = 1
+        for d in dims:
+            count *= d
+        if dtype == "Int4":
+            expected = (count + 1) // 2
+        elif dtype in _ITEM_BYTES:
+            expected = count * _ITEM_BYTES[dtype]
+        else:
+            fail(tag, f"declares an unknown dtype {dtype!r} (known: {', '.join([*_ITEM_BYTES, 'Int4', 'str'])})")
+        if data_bytes != expected:
+            fail(tag, f"declares shape {tuple(dims)} of {dtype} ({expected} bytes) but holds {data_bytes} bytes")
+        checked += 1
+    return checked
+
+
 def _read(path: Path, crc_check: bool) -> dict:
     if path.stat().st_size == 0:
         raise ValueError(f"Checkpoint {relative(path)} is empty (0 bytes): it was truncated or never finished. "
@@ -98,6 +176,7 @@ def _read(path: Path, crc_check: bool) -> dict:
                          f"a file saved without crc_check=True never had one). "
                          f"Fix: use an earlier checkpoint or train again; if you trust a file saved without a "
                          f"CRC, load it with crc_check=False.")
+    check_tensor_sizes(path)
     try:
         return ms.load_checkpoint(str(path), crc_check=crc_check)
     except ValueError as error:
@@ -142,6 +221,20 @@ def load_checkpoint(path, net=None, strict=True, crc_check=True) -> dict:
     return params
 
 
+def _check_prefix(prefix):
+    """A checkpoint name prefix is a plain start of a file name: never a path (``../x``, ``a/b``, ``a\\b``)."""
+    if not isinstance(prefix, str):
+        raise TypeError(f"prefix must be a str (the start of the checkpoint file names), got {prefix!r}. "
+                        f"Fix: e.g. prefix='lenet5'.")
+    bad = [part for part in ("/", "\\", os.sep, os.altsep or "/", "\0", ":") if part in prefix]
+    if bad or prefix in (".", "..") or prefix.startswith(".."):
+        raise ValueError(f"prefix must be the start of a file name inside the folder, not a path, got {prefix!r} "
+                         f"(it holds {'a path separator' if bad else 'a parent-folder part'}); results are always "
+                         f"files inside the folder. Fix: pass the folder as the first argument and a plain name "
+                         f"start such as 'lenet5' as prefix.")
+    return prefix
+
+
 _STEP_PATTERN = re.compile(r"-(\d+)_(\d+)\.ckpt$")
 
 
@@ -150,10 +243,14 @@ def latest_checkpoint(folder, prefix: str = "") -> Path | None:
 
     Files named like ModelCheckpoint's ``net-3_44.ckpt`` are ordered by (epoch, step), others by mtime.
     """
+    if not isinstance(folder, (str, os.PathLike)):
+        raise TypeError(f"folder must be a folder path (str or Path), got {folder!r}. Fix: e.g. 'outputs/ckpt'.")
+    _check_prefix(prefix)
     folder = Path(folder)
     if not folder.is_dir():
         return None
-    files = [p for p in folder.glob(f"{prefix}*.ckpt") if TEMP_MARK not in p.name and p.stat().st_size > 0]
+    files = [p for p in folder.glob(f"{glob.escape(prefix)}*.ckpt")
+             if TEMP_MARK not in p.name and p.parent == folder and p.is_file() and p.stat().st_size > 0]
     if not files:
         return None
 
@@ -168,14 +265,21 @@ def latest_checkpoint(folder, prefix: str = "") -> Path | None:
 # ------------------------------------------------------------------------------------------ run management
 #: ``<prefix>-<epoch>_<steps>.ckpt``, the names scripts/train.py (and ModelCheckpoint) give epoch checkpoints.
 _RUN_CHECKPOINT = re.compile(r"^(?P<prefix>.+)-(?P<epoch>\d+)_(?P<steps>\d+)\.ckpt$")
-#: Temporary files of ``save_checkpoint``: ``.<stem>.tmp-<8 hex>.ckpt`` and MindSpore's own ``….tmp``.
-_TEMP_FILE = re.compile(r"^\..+" + re.escape(TEMP_MARK) + r"[0-9a-f]{8}\.(ckpt|tmp)$")
+#: Temporary files of ``save_checkpoint``: ``.<stem>.tmp-p<pid>-<8 hex>.ckpt`` (older versions: no ``p<pid>-``)
+#: and MindSpore's own ``….tmp``.
+_TEMP_FILE = re.compile(r"^\..+" + re.escape(TEMP_MARK) + r"(p\d+-)?[0-9a-f]{8}\.(ckpt|tmp)$")
+
+
+def clean_temp_files(folder) -> list:
+    """Delete the temporary files that killed ``save_checkpoint`` calls left in ``folder``: only those whose
+    writer is provably gone (``course_lib.locks.is_stale_temp``). Returns the names removed."""
+    return clean_stale_temp_files(folder, _TEMP_FILE)
 #: Suffix given to a checkpoint that failed to load, so it no longer counts as (or holds a keep slot of) a run's.
 DAMAGED_SUFFIX = ".damaged"
 LOCK_NAME = ".course_checkpoints.lock"
 
 
-class CheckpointFolderBusy(RuntimeError):
+class CheckpointFolderBusy(FolderBusy):
     """Another live process holds the checkpoint folder's lock."""
 
 
@@ -184,8 +288,10 @@ class CheckpointManager:
     files, retention that only deletes this run's checkpoints, and resume from the newest readable one.
 
     Use as a context manager (``with CheckpointManager(folder, "lenet5", keep=5) as manager:``). On entry the
-    folder is locked (a second run on the same folder gets ``CheckpointFolderBusy``; the lock is an OS file
-    lock, so it is released on any exit, ``kill -9`` included, and a stale lock file is simply taken over).
+    folder is locked (a second run on the same folder gets ``CheckpointFolderBusy``). The lock is held by the
+    OS on the folder itself (``course_lib.locks.FolderLock``: ``fcntl.flock`` on POSIX, ``msvcrt.locking`` on
+    Windows), so it is released on any exit, ``kill -9`` included, and deleting the ``.course_checkpoints.lock``
+    file beside it (which only names the owner's pid) does not release it.
     A fresh run (``resume=False``) refuses a folder that already holds ``<prefix>-<epoch>_<steps>.ckpt``
     files of another run, unless ``overwrite=True``, which deletes them first.
     """
@@ -240,51 +346,32 @@ class CheckpointManager:
         return False
 
     def _lock(self):
-        import fcntl
+        from .locks import FolderLock
 
-        path = self.folder / LOCK_NAME
-        while True:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                try:
-                    owner = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
-                finally:
-                    os.close(fd)
-                raise CheckpointFolderBusy(
-                    f"checkpoint_dir {relative(self.folder)} is in use by another run (process {owner}); two runs "
-                    "on one folder would overwrite each other's checkpoints. Fix: wait for it to finish, stop it, "
-                    "or pass another --checkpoint_dir.") from None
-            try:
-                same = os.fstat(fd).st_ino == os.stat(path).st_ino  # not a lock file another run just removed
-            except FileNotFoundError:
-                same = False
-            if same:
-                break
-            os.close(fd)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
-        self._lock_fd = fd
+        lock = FolderLock(
+            self.folder, LOCK_NAME, error=CheckpointFolderBusy,
+            busy_message="checkpoint_dir {folder} is in use by another run ({owner}); two runs on one folder "
+                         "would overwrite each other's checkpoints. Fix: wait for it to finish, stop it, or pass "
+                         "another --checkpoint_dir.")
+        lock.acquire()
+        self._lock_fd = lock
+
+    @property
+    def locked(self) -> bool:
+        """Whether this manager holds the folder's lock now."""
+        return self._lock_fd is not None
 
     def release(self):
         """Release the folder lock (also done by the OS when the process ends)."""
         if self._lock_fd is not None:
-            try:
-                (self.folder / LOCK_NAME).unlink(missing_ok=True)
-            finally:
-                os.close(self._lock_fd)
-                self._lock_fd = None
+            lock, self._lock_fd = self._lock_fd, None
+            lock.release()
 
     # --- files
     def clean_temp_files(self) -> list:
-        """Delete the temporary files of interrupted ``save_checkpoint`` calls (only those) in the folder."""
-        removed = []
-        for path in self.folder.iterdir():
-            if _TEMP_FILE.match(path.name) and path.is_file():
-                path.unlink(missing_ok=True)
-                removed.append(path.name)
-        return removed
+        """Delete the temporary files of interrupted ``save_checkpoint`` calls (only those, and only when their
+        writer is provably gone) in the folder."""
+        return clean_temp_files(self.folder)
 
     def checkpoints(self) -> list:
         """``<prefix>-<epoch>_<steps>.ckpt`` files in the folder, newest epoch first."""
@@ -323,7 +410,7 @@ class CheckpointManager:
             try:
                 result = load(path)
             except ValueError as error:
-                if "is corrupted or truncated" not in str(error) and "is empty" not in str(error):
+                if "is corrupted or" not in str(error) and "is empty" not in str(error):
                     raise
                 aside = self.set_aside(path)
                 print(f"skipping {path.name}: {str(error).splitlines()[0]} (renamed to {aside.name})", flush=True)

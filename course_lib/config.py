@@ -108,6 +108,43 @@ class Config:
         return yaml.safe_dump(self._values, sort_keys=False, default_flow_style=None).rstrip()
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses a mapping with the same key twice (plain YAML keeps the last value
+    without a word), at any depth."""
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            seen = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    first = seen.get(key)
+                except TypeError:  # an unhashable key: SafeLoader reports it itself
+                    continue
+                line = key_node.start_mark.line + 1
+                if first is not None:
+                    raise _DuplicateKey(key, first, line)
+                seen[key] = line
+        return super().construct_mapping(node, deep=deep)
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key, first, second):
+        super().__init__(key, first, second)
+        self.key, self.first, self.second = key, first, second
+
+
+def _safe_load_unique(text: str):
+    """``yaml.safe_load`` that raises ``_DuplicateKey`` for a key written twice in one mapping."""
+    loader = _UniqueKeyLoader(text)  # what yaml.safe_load does, with the duplicate check
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
+
+
 def _read_yaml(path) -> dict:
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"Config path must be a file path (str or Path) or None, got {path!r} "
@@ -120,7 +157,11 @@ def _read_yaml(path) -> dict:
         raise FileNotFoundError(f"Config file {path} does not exist. Fix: pass the path of a YAML file, "
                                 f"e.g. course_lib/configs/default.yaml, or path=None for the defaults.")
     try:
-        data = yaml.safe_load(path.read_bytes().decode("utf-8"))
+        data = _safe_load_unique(path.read_bytes().decode("utf-8"))
+    except _DuplicateKey as duplicate:
+        raise ValueError(f"Config file {path} sets key {duplicate.key!r} twice (lines {duplicate.first} and "
+                         f"{duplicate.second}); YAML would silently keep only the last value. Fix: keep one "
+                         f"{duplicate.key!r} line and delete the other.") from None
     except UnicodeDecodeError as error:
         raise ValueError(f"Config file {path} is not UTF-8 text (byte {error.object[error.start]:#04x} at "
                          f"offset {error.start}). Fix: save the file as UTF-8.") from None
@@ -143,6 +184,13 @@ def _check_value(key, value, default, source):
         if key in PATH_KEYS and isinstance(value, str) and not value.strip():
             raise ValueError(f"Config key {key!r} is an empty path ({value!r}){where}: it would silently mean "
                              f"the default or the current folder. Fix: write a path, or null for the default.")
+        if key == "all_reduce_fusion_config":
+            from .validation import check_all_reduce_fusion_config
+
+            return check_all_reduce_fusion_config(
+                value, f"Config key {key!r}{where}",
+                fix=f"set {key} in your YAML (or --{key}) to a flat list of increasing gradient indices, "
+                    f"e.g. [85, 160], or null")
         if expected is int and isinstance(value, bool):
             pass
         elif isinstance(value, expected) or (expected is int and hasattr(value, "__index__")):

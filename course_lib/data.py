@@ -69,6 +69,22 @@ def _check_common(batch_size, train, num_parallel_workers, num_shards, shard_id)
     return int(num_parallel_workers)
 
 
+def _check_batches(batch_size, samples, num_shards, drop_remainder, what):
+    """A pipeline must give at least one batch: with ``drop_remainder`` a batch larger than the samples of a
+    shard gives 0 batches, and MindData says nothing until something downstream fails."""
+    shards = num_shards or 1
+    per_shard = -(-samples // shards)  # MindSpore's DistributedSampler gives each shard ceil(n / shards)
+    where = f"{what}" + (f" ({per_shard:,} per shard of {shards})" if shards > 1 else "")
+    if samples == 0 or per_shard == 0:
+        raise ValueError(f"{what} holds no samples, so the pipeline would give 0 batches. Fix: pass a folder "
+                         f"with data in it, or path=None for the embedded data.")
+    if drop_remainder and batch_size > per_shard:
+        raise ValueError(f"batch_size {batch_size} is larger than the {samples:,} samples of {where}, so with "
+                         f"drop_remainder=True the pipeline would give 0 batches. Fix: a batch_size of at most "
+                         f"{per_shard:,} (e.g. --batch_size {min(32, per_shard)}), or drop_remainder=False to keep "
+                         f"the one partial batch.")
+
+
 # ----------------------------------------------------------------------------------------- embedded data
 def _manifest() -> dict:
     path = DATA_DIR / MANIFEST_NAME
@@ -187,13 +203,16 @@ def create_mnist_dataset(path=None, batch_size=32, train=True, image_size=32, nu
     root = _resolve(path, "digits_mnist", "MNIST IDX files (train-images-idx3-ubyte, ...)")
     folder = _mnist_folder(root, train)
     images_file, labels_file = (folder / n for n in _MNIST_FILES[train])
-    if _check_idx(images_file, 3) != _check_idx(labels_file, 1):
+    samples = _check_idx(images_file, 3)
+    if samples != _check_idx(labels_file, 1):
         raise ValueError(f"{images_file.name} and {labels_file.name} in {folder} hold different numbers of "
                          f"samples. Fix: use matching files from the same MNIST download.")
     labels = mnist_labels(labels_file)
     _check_num_classes(num_classes, int(labels.max()) + 1 if labels.size else 0, labels_file)
     shuffle = train if shuffle is None else shuffle
     drop_remainder = train if drop_remainder is None else drop_remainder
+    _check_batches(batch_size, samples, num_shards, drop_remainder,
+                   f"the MNIST {'train' if train else 'test'} set {images_file.name}")
 
     data = ds.MnistDataset(str(folder), usage="train" if train else "test", shuffle=shuffle,
                            num_shards=num_shards, shard_id=shard_id, num_parallel_workers=workers)
@@ -236,6 +255,19 @@ def _check_image_folder(folder: Path):
     return [c.name for c in classes]
 
 
+def _count_images(folder: Path, enough: int) -> int:
+    """The number of images in the class folders of ``folder``, counted only up to ``enough`` (a large data
+    set such as ImageNet is not walked to the end just to prove it has more than one batch)."""
+    count = 0
+    for class_folder in sorted(p for p in folder.iterdir() if p.is_dir()):
+        for entry in os.scandir(class_folder):
+            if entry.name.lower().endswith(IMAGE_EXTENSIONS) and entry.is_file():
+                count += 1
+                if count >= enough:
+                    return count
+    return count
+
+
 def create_imagefolder_dataset(path=None, batch_size=32, train=True, image_size=224, num_parallel_workers=None,
                                num_shards=None, shard_id=None, shuffle=None, drop_remainder=None, num_classes=None):
     """The ImageNet-style pipeline of the ResNet-50 migration example: Decode, Resize, CenterCrop, Normalize,
@@ -253,6 +285,8 @@ def create_imagefolder_dataset(path=None, batch_size=32, train=True, image_size=
     _check_num_classes(num_classes, len(classes), folder)
     shuffle = train if shuffle is None else shuffle
     drop_remainder = train if drop_remainder is None else drop_remainder
+    _check_batches(batch_size, _count_images(folder, batch_size * (num_shards or 1)), num_shards, drop_remainder,
+                   f"the image folder {folder.name}/")
 
     data = ds.ImageFolderDataset(str(folder), shuffle=shuffle, num_shards=num_shards, shard_id=shard_id,
                                  num_parallel_workers=workers, extensions=list(IMAGE_EXTENSIONS))
@@ -293,6 +327,8 @@ def create_segmentation_dataset(path=None, batch_size=16, train=True, num_parall
 
     data = ds.MindDataset(str(file), columns_list=["image", "mask", "height", "width"], shuffle=shuffle,
                           num_shards=num_shards, shard_id=shard_id, num_parallel_workers=workers)
+    samples = ds.MindDataset(str(file), columns_list=["height"], shuffle=False).get_dataset_size()
+    _check_batches(batch_size, samples, num_shards, drop_remainder, f"the MindRecord file {file.name}")
     data = data.map(operations=[vision.Decode(), vision.Rescale(1.0 / 255.0, 0.0), vision.HWC2CHW()],
                     input_columns="image", num_parallel_workers=workers)
     data = data.map(operations=_decode_mask, input_columns=["mask", "height", "width"], output_columns=["label"],

@@ -32,13 +32,14 @@ from pathlib import Path
 
 import numpy as np
 import psutil
+from .locks import FolderBusy, FolderLock, clean_stale_temp_files
 from .validation import check_int
 
 __all__ = [
-    "LaunchResult", "DistributedLaunchError", "DistributedTimeoutError", "launch", "find_free_port",
+    "LaunchResult", "LogDirBusy", "DistributedLaunchError", "DistributedTimeoutError", "launch", "find_free_port",
     "find_launch_processes", "print_report", "parse_worker_report", "ShardRecorder", "image_fingerprint",
     "dataset_fingerprints", "parameter_checksum", "log_tail", "REPORT_MARKER", "LAUNCH_ID_ENV", "LOOPBACK",
-    "MAX_WORKERS", "MSRUN_MODULE",
+    "MAX_WORKERS", "MSRUN_MODULE", "MSRUN_VARIABLES", "LeftoverMsrunEnvironment", "msrun_role", "msrun_variables",
 ]
 
 #: Workers print ``@@report {json}`` lines; ``parse_worker_report`` collects them.
@@ -172,6 +173,88 @@ def _port_in_use(port: int) -> bool:
         except OSError:
             return True
     return False
+
+
+# ------------------------------------------------------------------------------------ msrun's environment
+#: What msrun 2.10 exports to its scheduler and workers (``mindspore/parallel/cluster/process_entity/_api.py``).
+#: msrun itself also reads RANK_ID, RANK_SIZE and MS_SIMULATION_LEVEL from its own environment.
+MSRUN_VARIABLES = ("MS_ROLE", "MS_WORKER_NUM", "MS_SCHED_HOST", "MS_SCHED_PORT", "MS_TOPO_TIMEOUT", "MS_NODE_ID",
+                   "RANK_ID", "RANK_SIZE", "DEVICE_ID", "MS_SIMULATION_LEVEL")
+_MSRUN_ROLES = ("MS_WORKER", "MS_SCHED")
+
+
+class LeftoverMsrunEnvironment(RuntimeError):
+    """msrun's variables (MS_ROLE, ...) are set, but this process was not started by a running msrun job."""
+
+
+def _started_by_msrun(pid=None, depth: int = 4) -> bool:
+    """Whether msrun (``msrun`` or ``python -m mindspore.parallel.cluster.run``) is among the ancestors."""
+    try:
+        proc = psutil.Process(pid)
+        for _ in range(depth):
+            proc = proc.parent()
+            if proc is None:
+                return False
+            cmdline = " ".join(proc.cmdline())
+            if MSRUN_MODULE in cmdline or re.search(r"(^|[/\\ ])msrun(\.exe)?( |$)", cmdline):
+                return True
+    except (psutil.Error, OSError):
+        return False
+    return False
+
+
+def _scheduler_reachable(host: str, port: str, timeout: float = 1.0) -> bool:
+    try:
+        port = int(port)
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except (OSError, ValueError):
+        return False
+
+
+def msrun_variables(environ=None) -> dict:
+    """The msrun variables (``MSRUN_VARIABLES``) set in ``environ`` (default: this process's environment)."""
+    environ = os.environ if environ is None else environ
+    return {key: environ[key] for key in MSRUN_VARIABLES if key in environ}
+
+
+def msrun_role(environ=None, on_leftover: str = "warn"):
+    """This process's msrun role: ``"MS_WORKER"`` or ``"MS_SCHED"`` inside a running msrun job, else ``None``.
+
+    A shell or kernel where an earlier msrun's ``MS_ROLE`` (and MS_WORKER_NUM, MS_SCHED_HOST, RANK_ID, ...) was
+    left exported is not a worker: no msrun is among this process's ancestors and nothing listens on
+    ``MS_SCHED_HOST:MS_SCHED_PORT``. Such leftovers give ``None`` and, by ``on_leftover``: ``"warn"`` (a
+    warning naming the variables and the fix), ``"raise"`` (``LeftoverMsrunEnvironment``) or ``"ignore"``.
+    Use it instead of ``"MS_ROLE" in os.environ`` to decide whether a script runs as an msrun worker.
+    """
+    import warnings
+
+    if on_leftover not in ("warn", "raise", "ignore"):
+        raise ValueError(f"on_leftover must be 'warn', 'raise' or 'ignore', got {on_leftover!r}.")
+    use_os = environ is None
+    environ = os.environ if environ is None else environ
+    found = msrun_variables(environ)
+    role = environ.get("MS_ROLE")
+    if not found:
+        return None
+    if role in _MSRUN_ROLES and "MS_SCHED_HOST" in environ and "MS_SCHED_PORT" in environ:
+        if (use_os and _started_by_msrun()) or _scheduler_reachable(environ["MS_SCHED_HOST"],
+                                                                     environ["MS_SCHED_PORT"]):
+            return role
+    if role is None and not any(key in found for key in ("MS_WORKER_NUM", "MS_SCHED_HOST", "MS_SCHED_PORT")):
+        return None  # RANK_ID / DEVICE_ID alone are common settings, not msrun leftovers
+    shown = ", ".join(f"{key}={value}" for key, value in found.items())
+    unset = " ".join(found)
+    message = (f"msrun's environment variables are set ({shown}), but this process is not part of a running "
+               f"msrun job (no msrun started it and no scheduler answers at "
+               f"{environ.get('MS_SCHED_HOST', '?')}:{environ.get('MS_SCHED_PORT', '?')}): they were left "
+               f"exported by an earlier msrun, and are ignored here. Fix: `unset {unset}` in this shell "
+               f"(PowerShell: Remove-Item Env:MS_ROLE, ...), or open a new terminal or kernel.")
+    if on_leftover == "raise":
+        raise LeftoverMsrunEnvironment(message)
+    if on_leftover == "warn":
+        warnings.warn(message, RuntimeWarning, stacklevel=2)
+    return None
 
 
 # ----------------------------------------------------------------------------------------- interpreter
@@ -319,12 +402,20 @@ def _prepare_log_dir(log_dir: Path) -> set:
     Returns the names present before this launch, so that ``_record_launch_files`` can list the new ones.
     """
     manifest = log_dir / LAUNCH_MANIFEST
+    clean_stale_temp_files(log_dir, re.compile(r"^\." + re.escape(LAUNCH_MANIFEST) + r"\.tmp-p\d+-[0-9a-f]{8}$"))
     previous = []
     if manifest.is_file():
         try:
             previous = json.loads(manifest.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, ValueError):
             previous = []
+    if isinstance(previous, dict):  # {"files": [...], "launch_id": ..., "launcher_pid": ...}
+        old_id = previous.get("launch_id")
+        if isinstance(old_id, str) and re.fullmatch(r"[0-9a-f]{32}", old_id):
+            # We hold log_dir's lock, so the launcher of that job is gone: whatever still carries its id is an
+            # orphan (a launcher killed before its watchdog could act). It would keep writing into these logs.
+            _end_orphans(old_id)
+        previous = previous.get("files", [])
     for name in previous if isinstance(previous, list) else ():
         # only plain names of launch outputs: a hand-edited manifest cannot point outside the folder
         if not isinstance(name, str) or "/" in name or os.sep in name or not _is_launch_output(name):
@@ -345,17 +436,70 @@ def _prepare_log_dir(log_dir: Path) -> set:
     return set(os.listdir(log_dir))
 
 
-def _record_launch_files(log_dir: Path, before: set, worker_num: int) -> None:
-    """List in ``LAUNCH_MANIFEST`` what this launch created (called before msrun starts, with the names it will
-    write, so that even a killed notebook kernel leaves a manifest; and again at the end)."""
+def _record_launch_files(log_dir: Path, before: set, worker_num: int, launch_id: str) -> None:
+    """Record in ``LAUNCH_MANIFEST`` what this launch created and its launch id (called before msrun starts,
+    with the names it will write, so that even a killed notebook kernel leaves a manifest; and again at the
+    end). Written atomically: a reader never sees half a manifest."""
     expected = {"msrun.log", "scheduler.log", *(f"worker_{rank}.log" for rank in range(worker_num)),
                 *(f"rank_{rank}" for rank in range(worker_num))}
     try:
         created = sorted(name for name in (set(os.listdir(log_dir)) | expected) - before
                          if _is_launch_output(name))
-        (log_dir / LAUNCH_MANIFEST).write_text(json.dumps(created), encoding="utf-8")
+        temp = log_dir / f".{LAUNCH_MANIFEST}.tmp-p{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        temp.write_text(json.dumps({"files": created, "launch_id": launch_id, "launcher_pid": os.getpid()}),
+                        encoding="utf-8")
+        os.replace(temp, log_dir / LAUNCH_MANIFEST)
     except OSError:
         pass
+
+
+def _end_orphans(launch_id: str) -> list:
+    """Kill the processes of an earlier launch (found by its id in their environment); return their pids."""
+    from ._launch_watchdog import end_job
+
+    orphans = [proc.pid for proc in find_launch_processes(launch_id)]
+    if orphans:
+        end_job(launch_id)
+        print(f"launch: ended {len(orphans)} leftover process(es) of an earlier launch into this log_dir whose "
+              f"launcher was killed (pids {', '.join(map(str, orphans))}).", flush=True)
+    return orphans
+
+
+class LogDirBusy(FolderBusy):
+    """Another live ``launch`` uses this ``log_dir``."""
+
+
+_LOG_DIR_LOCK = ".course_launch.lock"
+_WATCHDOG = Path(__file__).resolve().parent / "_launch_watchdog.py"
+
+
+def _start_watchdog(launch_id: str) -> subprocess.Popen:
+    """The process that ends this job if this process dies (see course_lib/_launch_watchdog.py)."""
+    env = {key: value for key, value in os.environ.items() if key != LAUNCH_ID_ENV}
+    started = psutil.Process().create_time()
+    kwargs = {"start_new_session": True} if os.name != "nt" else {
+        "creationflags": getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)}
+    return subprocess.Popen([sys.executable, str(_WATCHDOG), launch_id, str(os.getpid()), repr(started)],
+                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+                            **kwargs)
+
+
+def _stop_watchdog(watchdog: subprocess.Popen) -> None:
+    try:
+        watchdog.stdin.close()  # EOF: the watchdog sweeps once more (nothing is left) and exits
+    except OSError:
+        pass
+    try:
+        watchdog.wait(timeout=30)
+    except subprocess.TimeoutExpired:  # pragma: no cover - it only scans the process table
+        watchdog.kill()
+        watchdog.wait()
+
+
+def _msrun_log_dir(log_dir: Path) -> str:
+    """The --log_dir to give msrun, which starts in ``log_dir``: ".", so that no path with spaces or
+    non-ASCII characters is handed to MindSpore at all."""
+    return "."
 
 
 def launch(script, args=(), worker_num: int = 2, timeout: float = 300, log_dir=None, master_port=None,
@@ -369,6 +513,13 @@ def launch(script, args=(), worker_num: int = 2, timeout: float = 300, log_dir=N
     environment variables for the workers. If a worker fails the job is ended at once and
     ``DistributedLaunchError`` quotes that worker's log; after ``timeout`` seconds every process of the job is
     killed and ``DistributedTimeoutError`` is raised. No process of the job outlives this call.
+
+    One job at a time per ``log_dir``: the folder is locked by the OS for the whole job (``course_lib.locks``),
+    so a second launch there gets ``LogDirBusy`` instead of deleting or mixing the first one's logs. If the
+    process that called ``launch`` is killed (a restarted notebook kernel), a watchdog process started before
+    msrun ends msrun, its scheduler and the workers; the next launch into the same ``log_dir`` also ends any
+    process still carrying the launch id recorded there. msrun runs inside ``log_dir`` with ``--log_dir=.``, so
+    a folder path with spaces or Chinese characters works.
     """
     script = _check_script(script)
     args = _check_args(args)
@@ -396,11 +547,24 @@ def launch(script, args=(), worker_num: int = 2, timeout: float = 300, log_dir=N
     if log_dir.exists() and not log_dir.is_dir():
         raise ValueError(f"log_dir {log_dir} is a file; pass a folder (it is created if missing).")
     log_dir.mkdir(parents=True, exist_ok=True)
-    before = _prepare_log_dir(log_dir)
+    lock = FolderLock(log_dir, _LOG_DIR_LOCK, error=LogDirBusy, busy_message=(
+        "log_dir {folder} is in use by another launch ({owner}); two jobs in one folder would delete or mix "
+        "each other's logs. Fix: wait for that job to finish, or pass another log_dir (log_dir=None makes a new "
+        "temporary one)."))
+    lock.acquire()
+    try:
+        return _launch_locked(script, args, worker_num, timeout, log_dir, master_port, echo, env)
+    finally:
+        lock.release()
 
-    _record_launch_files(log_dir, before, worker_num)
+
+def _launch_locked(script, args, worker_num, timeout, log_dir, master_port, echo, env) -> LaunchResult:
+    before = _prepare_log_dir(log_dir)
     launch_id = uuid.uuid4().hex
-    child_env = dict(os.environ)
+    _record_launch_files(log_dir, before, worker_num, launch_id)
+    # An earlier msrun's variables left in this process's environment would reach msrun, which reads RANK_ID,
+    # RANK_SIZE and MS_SIMULATION_LEVEL itself: the new job gets only what msrun sets (and what env= asks for).
+    child_env = {key: value for key, value in os.environ.items() if key not in MSRUN_VARIABLES}
     child_env.update(env or {})
     child_env["PATH"] = os.pathsep.join(
         [str(_interpreter_dir(log_dir)), *filter(None, child_env.get("PATH", "").split(os.pathsep))])
@@ -413,14 +577,19 @@ def launch(script, args=(), worker_num: int = 2, timeout: float = 300, log_dir=N
                # value but -1 as a list of ranks (enable_tail_worker_log in mindspore/parallel/cluster/
                # process_entity/_api.py), so -2 names no rank and no worker log is copied into msrun.log, which
                # launch() scans for worker failures; the workers' own logs are read instead.
-               "--join=True", "--tail_worker_log=-2", f"--log_dir={log_dir}",
+               "--join=True", "--tail_worker_log=-2", f"--log_dir={_msrun_log_dir(log_dir)}",
                f"--cluster_time_out={max(1, int(math.ceil(timeout)))}",
                str(script), *args]
     launcher_log = log_dir / "msrun.log"
     start = time.perf_counter()
-    with open(launcher_log, "w", encoding="utf-8") as launcher_out:
-        proc = subprocess.Popen(command, cwd=log_dir, env=child_env, stdout=launcher_out,
-                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+    watchdog = _start_watchdog(launch_id)
+    try:
+        with open(launcher_log, "w", encoding="utf-8") as launcher_out:
+            proc = subprocess.Popen(command, cwd=log_dir, env=child_env, stdout=launcher_out,
+                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+    except BaseException:
+        _stop_watchdog(watchdog)
+        raise
     offsets = dict.fromkeys(range(worker_num), 0)
     worker_pids = {}
     timed_out = False
@@ -443,7 +612,8 @@ def launch(script, args=(), worker_num: int = 2, timeout: float = 300, log_dir=N
     finally:
         # Always: kill what is still running (timeout, failure, or Ctrl+C in a notebook) and any leftover.
         _kill_job(proc, launch_id)
-        _record_launch_files(log_dir, before, worker_num)
+        _stop_watchdog(watchdog)
+        _record_launch_files(log_dir, before, worker_num, launch_id)
     if echo:
         _echo_new_lines(log_dir, offsets)
     seconds = time.perf_counter() - start

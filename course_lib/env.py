@@ -10,7 +10,7 @@ import os
 import mindspore as ms
 from mindspore.communication import get_group_size, get_rank, init
 
-from .validation import check_int
+from .validation import check_all_reduce_fusion_config, check_int
 
 DEVICE_TARGETS = ("CPU", "GPU", "Ascend")
 #: What a GPU or Ascend plugin of the wheel needs on the machine before it can load.
@@ -111,6 +111,9 @@ def init_env(cfg):
         raise ValueError(f"Invalid context_mode: {mode!r}, should be in ['graph', 'pynative']. "
                          f"Fix the config key context_mode.")
     device_num = _check_int("device_num", _get(cfg, "device_num", 1), 1)
+    fusion = check_all_reduce_fusion_config(_get(cfg, "all_reduce_fusion_config"),
+                                            fix="fix the config key all_reduce_fusion_config: a flat list of "
+                                                "increasing gradient indices, e.g. [85, 160], or null")
     device_id = _check_int("device_id", _get(cfg, "device_id", 0), 0)
 
     ms.set_context(mode=CONTEXT_MODES[mode])
@@ -120,6 +123,11 @@ def init_env(cfg):
     _set(cfg, "device_target", target)
     _set(cfg, "device_id", device_id)
 
+    from .distributed import msrun_role
+
+    # msrun variables left exported by an earlier msrun: a warning for a standalone run; an error for a
+    # distributed one, whose init() would otherwise wait for a scheduler that is gone.
+    msrun_role(on_leftover="raise" if device_num > 1 else "warn")
     if device_num > 1:
         # init() works the same on Ascend, GPU and CPU; get_rank/get_group_size are only valid after it.
         init()
@@ -130,7 +138,6 @@ def init_env(cfg):
                              f"device_num to {group_size}.")
         _set(cfg, "rank_id", get_rank())
         ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.DATA_PARALLEL, gradients_mean=True)
-        fusion = _get(cfg, "all_reduce_fusion_config")
         if fusion:
             ms.set_auto_parallel_context(all_reduce_fusion_config=list(fusion))
         print(f"run distribute! rank {get_rank()} of {group_size}", flush=True)

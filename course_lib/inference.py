@@ -2,11 +2,16 @@
 
 ``predict`` checks the images (shape, dtype, channel count) before MindSpore sees them, so a wrong input gives
 a clear ``ValueError`` instead of a C++ shape-inference error deep inside a convolution or matmul.
-``export_mindir`` writes the MindIR file atomically (temporary name in the same folder, then rename).
+``export_mindir`` writes the MindIR file atomically (temporary name in the same folder, then rename), with a
+sha256 digest beside it (``NAME.mindir.sha256``) that ``load_mindir`` checks: MindIR has no checksum of its own.
+Both work from folders whose path has spaces or Chinese characters, which ``ms.export`` itself refuses.
 """
+import hashlib
 import numbers
 import os
-import uuid
+import re
+import threading
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,16 +20,26 @@ import numpy as np
 import mindspore as ms
 from mindspore import Tensor, nn
 
+from .locks import clean_stale_temp_files, temp_name
 from .paths import relative
 
 __all__ = ["Predictions", "predict", "expected_input_shape", "export_mindir", "load_mindir", "mindir_input_shapes",
-           "MindIRCell", "softmax", "GraphEvalCell", "MINDIR_SINGLE_FILE_LIMIT"]
+           "MindIRCell", "softmax", "GraphEvalCell", "MINDIR_SINGLE_FILE_LIMIT", "digest_path",
+           "verify_mindir_digest", "file_sha256", "MINDSPORE_FILE_NAME"]
 
 #: ``ms.export`` writes parameters above this size (1 GiB) into a separate ``<name>_variables/`` folder; such
 #: a multi-file export cannot be renamed into place as one file, so ``export_mindir`` refuses it.
 MINDIR_SINGLE_FILE_LIMIT = 1024 ** 3
 
-_TEMP_MARK = ".tmp-"
+#: Temporary files of ``export_mindir`` (``.export.tmp-p<pid>-<8 hex>.mindir`` and its ``.sha256``; older
+#: versions wrote ``.<stem>.tmp-<8 hex>.mindir``).
+_TEMP_FILE = re.compile(r"^\..+\.tmp-(p\d+-)?[0-9a-f]{8}\.(mindir|sha256)$")
+
+
+def clean_temp_files(folder) -> list:
+    """Delete the temporary files that killed ``export_mindir`` calls left in ``folder``, only those whose
+    writer is provably gone. Returns the names removed."""
+    return clean_stale_temp_files(folder, _TEMP_FILE)
 
 
 def softmax(logits: np.ndarray) -> np.ndarray:
@@ -240,31 +255,118 @@ def export_mindir(net, example_input, path, dynamic_batch=False) -> Path:
     else:
         spec = Tensor(example_input)
     path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.parent / f".{path.stem}{_TEMP_MARK}{uuid.uuid4().hex[:8]}.mindir"
+    clean_temp_files(path.parent)  # what earlier, killed exports left here (only provably stale files)
+    temp = path.parent / temp_name("export", ".mindir")  # an ASCII name whatever the model's name is
+    digest_temp = path.parent / temp_name("export", ".sha256")
     was_training = net.training
     net.set_train(False)
     try:
-        ms.export(net, spec, file_name=str(temp), file_format="MINDIR")
+        _export_to(net, spec, temp)
         fd = os.open(temp, os.O_RDONLY)
         try:
             os.fsync(fd)
         finally:
             os.close(fd)
+        digest = file_sha256(temp)
+        with open(digest_temp, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(f"{digest}  {path.name}\n")
+            handle.flush()
+            os.fsync(handle.fileno())
         os.replace(temp, path)
+        os.replace(digest_temp, digest_path(path))
     finally:
         net.set_train(was_training)
-        if temp.exists():
-            os.chmod(temp, 0o600)
-            temp.unlink()
+        for leftover in (temp, digest_temp):
+            if leftover.exists():
+                os.chmod(leftover, 0o600)
+                leftover.unlink()
     return path
 
 
-def load_mindir(path) -> nn.GraphCell:
+#: The file names ``ms.export`` accepts (``Validator.check_file_name_by_regular`` in mindspore/_checkparam.py,
+#: called by ``export`` in mindspore/train/serialization.py, MindSpore 2.10): no spaces, no non-ASCII letters.
+MINDSPORE_FILE_NAME = re.compile(r"^[0-9a-zA-Z@\_\-\.\:\/\\]+$")
+_CWD_LOCK = threading.Lock()
+
+
+def _export_to(net, spec, temp: Path):
+    """``ms.export`` into ``temp``. MindSpore 2.10 refuses a file name with a space or a non-ASCII character
+    (``C:\\Users\\Li Wei\\...``, ``/home/李/...``) before it writes anything; for such a folder the export runs
+    from inside it, with the plain relative name of the temporary file (MindSpore checks the name as given,
+    then resolves it)."""
+    if MINDSPORE_FILE_NAME.match(str(temp)):
+        ms.export(net, spec, file_name=str(temp), file_format="MINDIR")
+        return
+    with _CWD_LOCK:
+        try:
+            before = os.getcwd()
+        except OSError:  # the working folder was deleted: nothing to go back to
+            before = None
+        os.chdir(temp.parent)
+        try:
+            ms.export(net, spec, file_name=temp.name, file_format="MINDIR")
+        finally:
+            if before is not None:
+                os.chdir(before)
+
+
+def digest_path(path) -> Path:
+    """Where ``export_mindir`` writes the sha256 digest of a MindIR file: ``NAME.mindir.sha256`` beside it, in
+    the format of ``sha256sum`` (check it by hand with ``sha256sum -c NAME.mindir.sha256`` in that folder)."""
+    path = Path(path)
+    return path.with_name(path.name + ".sha256")
+
+
+def file_sha256(path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+_DIGEST_LINE = re.compile(r"^([0-9a-fA-F]{64}) [ *](.+)$")
+
+
+def verify_mindir_digest(path) -> bool:
+    """Compare a MindIR file with its ``NAME.mindir.sha256``: True if it matches, False if there is no digest
+    file; ValueError if the file changed since export (flipped bytes, a partial copy, an edit) or the digest
+    file is malformed."""
+    path = Path(path)
+    sidecar = digest_path(path)
+    if not sidecar.exists():
+        return False
+    try:
+        line = sidecar.read_text(encoding="utf-8").strip().splitlines()[0]
+    except (OSError, UnicodeDecodeError, IndexError):
+        line = ""
+    match = _DIGEST_LINE.match(line)
+    if not match:
+        raise ValueError(f"The digest file {relative(sidecar)} is malformed: expected one line "
+                         f"'<64 hex digits>  {path.name}' (the sha256sum format), got {line[:100]!r}. Fix: export "
+                         f"the model again with export_mindir, which rewrites both files.")
+    if file_sha256(path) != match.group(1).lower():
+        raise ValueError(f"MindIR file {relative(path)} does not match its digest {sidecar.name}: the file changed "
+                         f"after it was exported (damaged bytes, an interrupted copy or an edit), and a changed "
+                         f"MindIR can load and predict different numbers without any error. Fix: export it again "
+                         f"with export_mindir (or copy both files again from where they were exported).")
+    return True
+
+
+def load_mindir(path, check_digest=True) -> nn.GraphCell:
     """Load a MindIR file as an ``nn.GraphCell`` you can call like the network (inference only).
+
+    With ``check_digest`` the file is first compared with the ``NAME.mindir.sha256`` that ``export_mindir``
+    wrote beside it: a changed file is refused (ValueError); a file without a digest loads with a warning.
 
     Only load MindIR files you or someone you trust produced: a model file is untrusted input.
     """
     path = _mindir_path(path, must_exist=True)
+    if check_digest and not verify_mindir_digest(path):
+        warnings.warn(f"MindIR file {relative(path)} has no digest file {digest_path(path).name} beside it, so "
+                      f"its integrity cannot be checked: a changed or damaged MindIR can load and predict "
+                      f"different numbers without any error. Fix: export it with "
+                      f"course_lib.inference.export_mindir, which writes the digest.", UserWarning, stacklevel=2)
     try:
         graph = ms.load(str(path))
     except RuntimeError as error:

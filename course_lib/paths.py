@@ -1,5 +1,6 @@
 """Where the course's files live, resolved from the package (never from the working directory)."""
 import os
+import re
 import uuid
 from pathlib import Path
 
@@ -51,6 +52,9 @@ def mindspore_output_folders(environ=None) -> list:
     return found
 
 
+_PROBE = re.compile(r"^\.write-test\.tmp-(p\d+-)?[0-9a-f]{8}\.tmp$")
+
+
 def check_output_folder(folder, what, fix, file_fix=None) -> Path:
     """Create ``folder`` and prove it is writable now (64 KiB written and synced), before any long work starts:
     a file in its place, a read-only or full disk fail here with the folder and the fix named."""
@@ -59,7 +63,10 @@ def check_output_folder(folder, what, fix, file_fix=None) -> Path:
         raise NotADirectoryError(f"{what} {relative(folder)} is a file, not a folder. Fix: {file_fix or fix}.")
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        probe = folder / f".write-test.tmp-{uuid.uuid4().hex[:8]}.tmp"
+        from .locks import clean_stale_temp_files
+
+        clean_stale_temp_files(folder, _PROBE)  # probes of killed runs (only those whose process is gone)
+        probe = folder / f".write-test.tmp-p{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp"
         try:
             with open(probe, "wb") as handle:
                 handle.write(b"\0" * 65536)

@@ -7,7 +7,8 @@ The config schema (``course_lib.config.RANGES``) and the functions use them, so 
 import math
 import numbers
 
-__all__ = ["check_count", "check_int", "check_real", "describe_range", "is_int", "is_real"]
+__all__ = ["check_all_reduce_fusion_config", "check_count", "check_int", "check_real", "describe_range", "is_int",
+           "is_real"]
 
 
 def is_int(value) -> bool:
@@ -94,3 +95,31 @@ def check_real(name, value, low=None, high=None, low_open=False, high_open=False
         raise ValueError(f"{name} must be a finite number {rule}, got {value!r}. "
                          f"Fix: {fix or f'set {name} to a finite value {rule}'}.")
     return value
+
+
+def check_all_reduce_fusion_config(value, name="all_reduce_fusion_config", fix=None) -> list:
+    """A list of gradient indices where MindSpore splits the AllReduce fusion groups, e.g. ``[85, 160]``:
+    whole numbers >= 1, strictly increasing, no nested lists. Returns a plain list of ints (``[]`` stays ``[]``).
+    ``None`` is returned unchanged (no split)."""
+    fix = fix or f"set {name} to a flat list of increasing gradient indices, e.g. [85, 160], or null"
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
+        raise ValueError(f"{name} must be a list of gradient indices, got {value!r} ({type(value).__name__}). "
+                         f"Fix: {fix}.")
+    checked = []
+    for position, item in enumerate(value):
+        if isinstance(item, (list, tuple, dict, set)):
+            raise ValueError(f"{name} must be a flat list of ints, got a nested {type(item).__name__} {item!r} "
+                             f"at position {position} of {value!r}. Fix: {fix}.")
+        if not is_int(item):
+            raise ValueError(f"{name} must hold whole numbers only, got {item!r} ({type(item).__name__}) at "
+                             f"position {position} of {value!r}. Fix: {fix}.")
+        if item < 1:
+            raise ValueError(f"{name} indices must be >= 1, got {item} at position {position} of {value!r}. "
+                             f"Fix: {fix}.")
+        if checked and item <= checked[-1]:
+            raise ValueError(f"{name} must be strictly increasing, got {checked[-1]} then {item} in {value!r}. "
+                             f"Fix: {fix}.")
+        checked.append(int(item))
+    return checked

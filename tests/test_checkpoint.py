@@ -1,5 +1,6 @@
 import course_lib  # noqa: F401  (sets env before mindspore)
 import os
+import time
 from pathlib import Path
 
 import mindspore as ms
@@ -209,11 +210,28 @@ def test_second_run_on_a_locked_folder_is_refused_and_a_dead_owner_is_not(tmp_pa
         pass
 
 
+def dead_pid() -> int:
+    """The pid of a process that has ended."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
 def test_temp_files_of_a_killed_save_are_cleaned_and_nothing_else(tmp_path):
-    names = [".lenet5-2_4.tmp-0badf00d.ckpt", ".lenet5-2_4.tmp-0badf00d.tmp", ".best.tmp-12345678.ckpt"]
-    keep = ["notes.tmp", ".hidden.ckpt", "my.tmp-0badf00d.ckpt", ".x.tmp-nothex00.ckpt"]
+    gone = dead_pid()
+    names = [f".lenet5-2_4.tmp-p{gone}-0badf00d.ckpt", f".lenet5-2_4.tmp-p{gone}-0badf00d.tmp",
+             ".best.tmp-12345678.ckpt", ".lenet5-3_4.tmp-0badf00d.tmp"]  # the last two: old names, an hour old
+    live = [f".lenet5-5_4.tmp-p{os.getpid()}-0badf00d.ckpt",  # a save of this (live) process
+            ".lenet5-6_4.tmp-abcdef12.ckpt"]  # an old-style name, written just now: maybe a live writer
+    keep = live + ["notes.tmp", ".hidden.ckpt", "my.tmp-0badf00d.ckpt", ".x.tmp-nothex00.ckpt"]
     for name in names + keep:
         (tmp_path / name).write_bytes(b"x")
+    hour_ago = time.time() - 3700
+    for name in names[2:]:
+        os.utime(tmp_path / name, (hour_ago, hour_ago))
     with CheckpointManager(tmp_path, "lenet5"):
         pass
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(keep)
@@ -259,3 +277,103 @@ def test_an_unusable_checkpoint_folder_fails_before_training(tmp_path, make):
         error = PermissionError
     with pytest.raises(error, match=r"checkpoint_dir .* Fix"):
         CheckpointManager(target, "lenet5").check_folder()
+
+
+# ------------------------------------------------------------------------- tensor sizes against their bytes
+def crafted_checkpoint(path, tensors, crc=True):
+    """Write a .ckpt by hand: ``tensors`` is a list of (tag, dims, tensor_type, content bytes); a valid CRC."""
+    import binascii
+
+    from mindspore.train.checkpoint_pb2 import Checkpoint
+
+    data = b""
+    for tag, dims, dtype, content in tensors:
+        checkpoint = Checkpoint()
+        value = checkpoint.value.add()
+        value.tag = tag
+        value.tensor.dims.extend(dims)
+        value.tensor.tensor_type = dtype
+        value.tensor.tensor_content = content
+        data += checkpoint.SerializeToString()
+    if crc:
+        data += b"crc_num" + binascii.crc32(data, 0).to_bytes(10, "big")
+    path.write_bytes(data)
+    return path
+
+
+SIX_FLOATS = np.arange(6, dtype=np.float32).tobytes()
+
+
+@pytest.mark.parametrize("tensors, message", [
+    ([("weight", [1000, 1000], "Float32", SIX_FLOATS)], r"declares shape \(1000, 1000\) of Float32 \(4000000 bytes\) "
+                                                        r"but holds 24 bytes"),
+    ([("weight", [2, 2], "Float32", SIX_FLOATS)], r"declares shape \(2, 2\) of Float32 \(16 bytes\) but holds 24"),
+    ([("weight", [-2, -3], "Float32", SIX_FLOATS)], r"declares a negative dimension in its shape \(-2, -3\)"),
+    ([("weight", [2, 3], "Float64", SIX_FLOATS)], r"shape \(2, 3\) of Float64 \(48 bytes\) but holds 24 bytes"),
+    ([("weight", [2, 3], "Float8", SIX_FLOATS)], r"declares an unknown dtype 'Float8'"),
+    ([("weight", [0], "Float32", SIX_FLOATS)], r"declares shape \(\) of Float32 \(4 bytes\) but holds 24"),
+    ([("ok", [2, 3], "Float32", SIX_FLOATS), ("weight", [3, 3], "Float32", SIX_FLOATS[:12]),
+      ("weight", [3, 3], "Float32", SIX_FLOATS[12:])],
+     r"'weight' declares shape \(3, 3\) of Float32 \(36 bytes\) but holds 24"),
+    ([("weight", [2, 3], "Float32", SIX_FLOATS[:12]), ("weight", [3, 2], "Float32", SIX_FLOATS[12:])],
+     r"split into parts that declare different shapes"),
+    ([("weight", [2, 3], "Float32", SIX_FLOATS[:12]), ("weight", [2, 3], "Float64", SIX_FLOATS[12:])],
+     r"split into parts that declare different shapes or dtypes"),
+    ([("note", [1], "str", "abc".encode("utf-32-le")[:-1])], r"'note' is a string of 11 bytes, not a multiple of 4"),
+])
+def test_a_checkpoint_whose_shapes_do_not_match_its_bytes_is_refused_despite_a_valid_crc(tmp_path, tensors,
+                                                                                          message):
+    path = crafted_checkpoint(tmp_path / "crafted.ckpt", tensors)
+    with pytest.raises(ValueError, match=r"crafted.ckpt is corrupted or inconsistent: tensor .*" + message
+                       + r".*Fix: use an earlier checkpoint"):
+        load_checkpoint(path)
+    with pytest.raises(ValueError, match="is corrupted or inconsistent"):
+        load_checkpoint(path, crc_check=False)
+
+
+def test_consistent_crafted_and_split_tensors_load(tmp_path):
+    path = crafted_checkpoint(tmp_path / "fine.ckpt", [
+        ("weight", [2, 3], "Float32", SIX_FLOATS[:8]), ("weight", [2, 3], "Float32", SIX_FLOATS[8:]),
+        ("step", [0], "Int32", np.int32(7).tobytes()), ("flags", [3], "Bool", b"\x01\x00\x01")])
+    params = load_checkpoint(path)
+    assert params["weight"].asnumpy().tolist() == [[0, 1, 2], [3, 4, 5]]
+    assert int(params["step"].asnumpy()) == 7
+
+
+def test_every_tensor_of_a_real_checkpoint_passes_the_size_check(tmp_path):
+    from course_lib.checkpoint import check_tensor_sizes
+    from course_lib.models import lenet5
+
+    path = save_checkpoint(lenet5(), tmp_path / "lenet.ckpt", append_dict={"epoch_num": 3, "note": "x"})
+    assert check_tensor_sizes(path) == len(load_checkpoint(path)) - 1  # the str "note" is checked apart
+
+
+def test_a_resumed_run_sets_an_inconsistent_checkpoint_aside(tmp_path):
+    save_checkpoint(dense(1), tmp_path / "lenet5-1_2.ckpt")
+    crafted_checkpoint(tmp_path / "lenet5-2_2.ckpt", [("weight", [9, 9], "Float32", SIX_FLOATS)])
+    with CheckpointManager(tmp_path, "lenet5", resume=True) as manager:
+        _, path = manager.resume_from(load_checkpoint)
+    assert path.name == "lenet5-1_2.ckpt" and (tmp_path / "lenet5-2_2.ckpt.damaged").exists()
+
+
+# ------------------------------------------------------------------------------- latest_checkpoint's prefix
+@pytest.mark.parametrize("prefix", ["../x", "../", "..", "sub/x", "sub\\x", "..\\x", "/tmp/x", "C:x", "a\0b"])
+def test_latest_checkpoint_refuses_a_prefix_that_is_a_path(tmp_path, prefix):
+    folder = tmp_path / "ckpt"
+    folder.mkdir()
+    save_checkpoint(dense(1), tmp_path / "x-1_1.ckpt")  # outside the folder
+    (folder / "sub").mkdir()
+    save_checkpoint(dense(1), folder / "sub" / "x-1_1.ckpt")
+    with pytest.raises(ValueError, match=r"prefix must be the start of a file name inside the folder, not a path.*"
+                                         r"Fix: pass the folder"):
+        latest_checkpoint(folder, prefix=prefix)
+
+
+def test_latest_checkpoint_prefix_is_literal_and_results_stay_in_the_folder(tmp_path):
+    save_checkpoint(dense(1), tmp_path / "net[1]-3_1.ckpt")
+    save_checkpoint(dense(1), tmp_path / "net1-9_1.ckpt")  # "net[1]" as a glob pattern would match this one
+    assert latest_checkpoint(tmp_path, prefix="net[1]") == tmp_path / "net[1]-3_1.ckpt"
+    (tmp_path / "dir.ckpt").mkdir()
+    assert latest_checkpoint(tmp_path, prefix="dir") is None
+    with pytest.raises(TypeError, match="prefix must be a str"):
+        latest_checkpoint(tmp_path, prefix=None)

@@ -103,3 +103,60 @@ def test_bad_command_lines(argv, message):
 def test_command_line_numbers_in_exponent_form():
     cfg = load_config(argv=["--weight_decay", "1e-4", "--lr", "5e-3", "--epochs", "3"])
     assert cfg.weight_decay == 1e-4 and cfg.lr == 5e-3 and cfg.epochs == 3
+
+
+# --------------------------------------------------------------------------------------- duplicate keys
+@pytest.mark.parametrize("text, key, lines", [
+    ("lr: 0.1\nepochs: 2\nlr: 0.5\n", "lr", (1, 3)),
+    ("epochs: 2\n'epochs': 3\n", "epochs", (1, 2)),  # quoted or not, it is the same key
+    ("# a comment\nbatch_size: 8\n\n\nbatch_size: 8\n", "batch_size", (2, 5)),  # even with the same value
+    ("model: lenet5\nextra:\n  depth: 1\n  depth: 2\n", "depth", (3, 4)),  # a nested mapping too
+    ("{lr: 0.1, lr: 0.2}\n", "lr", (1, 1)),  # flow style
+])
+def test_a_key_written_twice_is_an_error_naming_it_and_both_lines(tmp_path, text, key, lines):
+    path = tmp_path / "run.yaml"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=rf"sets key '{key}' twice \(lines {lines[0]} and {lines[1]}\).*Fix: keep "
+                                         rf"one '{key}' line"):
+        load_config(path)
+
+
+def test_the_same_key_in_two_different_mappings_is_not_a_duplicate():
+    from course_lib.config import _safe_load_unique
+
+    assert _safe_load_unique("a: {x: 1}\nb: {x: 2}\n") == {"a": {"x": 1}, "b": {"x": 2}}
+    assert _safe_load_unique("base: &b {x: 1}\nc:\n  <<: *b\n  y: 2\n")["c"] == {"x": 1, "y": 2}
+
+
+# ----------------------------------------------------------------------------- all_reduce_fusion_config
+@pytest.mark.parametrize("value, message", [
+    ([[85, 160]], "must be a flat list of ints, got a nested list"),
+    ([85, [160]], "nested list"),
+    ([85.0, 160], "must hold whole numbers only, got 85.0"),
+    (["85", 160], "whole numbers only, got '85'"),
+    ([True, 3], "whole numbers only, got True"),
+    ([160, 85], "must be strictly increasing, got 160 then 85"),
+    ([85, 85], "strictly increasing, got 85 then 85"),
+    ([0, 5], "indices must be >= 1, got 0"),
+    ([-3], ">= 1, got -3"),
+    ("85,160", "must be a list of gradient indices, got '85,160'"),
+    ({"a": 1}, "must be a list of gradient indices"),
+])
+def test_all_reduce_fusion_config_refuses_what_mindspore_cannot_use(tmp_path, value, message):
+    with pytest.raises(ValueError, match=r"all_reduce_fusion_config.*" + message.replace("[", r"\[")
+                       .replace("(", r"\(") + r".*Fix: .*flat list of increasing gradient indices"):
+        load_config(all_reduce_fusion_config=value)
+    if isinstance(value, list):
+        path = tmp_path / "run.yaml"
+        path.write_text(f"all_reduce_fusion_config: {value!r}\n".replace("True", "true"))
+        with pytest.raises(ValueError, match=r"Config key 'all_reduce_fusion_config' \(from .*run.yaml\)"):
+            load_config(path)
+
+
+def test_all_reduce_fusion_config_accepts_increasing_ints():
+    import numpy as np
+
+    assert load_config(all_reduce_fusion_config=[85, 160]).all_reduce_fusion_config == [85, 160]
+    assert load_config(all_reduce_fusion_config=(np.int64(3), 7)).all_reduce_fusion_config == [3, 7]
+    assert load_config(argv=["--all_reduce_fusion_config", "[2, 4]"]).all_reduce_fusion_config == [2, 4]
+    assert load_config().all_reduce_fusion_config is None

@@ -146,3 +146,59 @@ def test_corrupted_embedded_file_names_file_and_fix(tmp_path, monkeypatch):
     (copy / "MANIFEST.sha256").unlink()
     with pytest.raises(FileNotFoundError, match="manifest"):
         data.create_segmentation_dataset()
+
+
+# ------------------------------------------------------------------------- a batch larger than the data
+def image_folder_copy(tmp_path, per_class):
+    """The embedded digits_png with ``per_class`` images in each train class folder."""
+    root = tmp_path / "digits_png"
+    for split in ("train", "val"):
+        for class_dir in sorted((paths.DATA_DIR / "digits_png" / split).iterdir()):
+            target = root / split / class_dir.name
+            target.mkdir(parents=True)
+            for image in sorted(class_dir.iterdir())[:per_class]:
+                shutil.copy(image, target / image.name)
+    return root
+
+
+@pytest.mark.parametrize("build, kwargs, samples", [
+    (data.create_mnist_dataset, {}, "1,437"),
+    (data.create_imagefolder_dataset, {"image_size": 32}, "1,437"),
+    (data.create_segmentation_dataset, {}, "320"),
+])
+def test_a_batch_larger_than_the_data_is_an_error_not_zero_batches(build, kwargs, samples):
+    with pytest.raises(ValueError, match=rf"batch_size 2000 is larger than the {samples} samples of .*0 batches\. "
+                                         rf"Fix: a batch_size of at most {samples}.*drop_remainder=False"):
+        build(batch_size=2000, **kwargs)
+    with pytest.raises(ValueError, match=r"batch_size 2000 is larger"):
+        build(batch_size=2000, train=False, drop_remainder=True, **kwargs)
+    kept = build(batch_size=2000, drop_remainder=False, **kwargs)  # one partial batch, as asked
+    assert kept.get_dataset_size() == 1
+
+
+@pytest.mark.parametrize("build, kwargs, per_shard", [
+    (data.create_mnist_dataset, {}, "719"),
+    (data.create_imagefolder_dataset, {"image_size": 32}, "719"),
+    (data.create_segmentation_dataset, {}, "160"),
+])
+def test_the_check_counts_the_samples_of_one_shard(build, kwargs, per_shard):
+    limit = int(per_shard.replace(",", ""))
+    with pytest.raises(ValueError, match=rf"\({per_shard} per shard of 2\).*at most {per_shard}"):
+        build(batch_size=limit + 1, num_shards=2, shard_id=1, **kwargs)
+    assert build(batch_size=limit, num_shards=2, shard_id=1, **kwargs).get_dataset_size() == 1
+
+
+def test_a_small_image_folder_is_counted_exactly(tmp_path):
+    root = image_folder_copy(tmp_path, per_class=3)
+    with pytest.raises(ValueError, match=r"batch_size 31 is larger than the 30 samples of the image folder train/"):
+        data.create_imagefolder_dataset(root, batch_size=31, image_size=32)
+    assert data.create_imagefolder_dataset(root, batch_size=30, image_size=32).get_dataset_size() == 1
+
+
+def test_an_mnist_folder_without_samples_is_an_error(tmp_path):
+    images = np.zeros((0, 28, 28), np.uint8)
+    for prefix in ("train", "t10k"):
+        write_idx(tmp_path / f"{prefix}-images-idx3-ubyte", images)
+        write_idx(tmp_path / f"{prefix}-labels-idx1-ubyte", np.zeros((0,), np.uint8))
+    with pytest.raises(ValueError, match=r"train-images-idx3-ubyte holds no samples.*Fix"):
+        data.create_mnist_dataset(tmp_path, batch_size=4, drop_remainder=False)

@@ -300,11 +300,170 @@ def test_a_second_launch_removes_only_what_the_first_one_created(tmp_path, monke
         with pytest.raises(DistributedLaunchError):
             launch(WORKER, ["--out", tmp_path], worker_num=2, timeout=60, log_dir=logs)
         assert (logs / "msrun.log").exists()
-        assert json.loads((logs / distributed.LAUNCH_MANIFEST).read_text())[0] == "msrun.log"
+        assert json.loads((logs / distributed.LAUNCH_MANIFEST).read_text())["files"][0] == "msrun.log"
     assert (logs / "notes.txt").read_text() == "keep"
     assert (logs / "worker_x.log").read_text() == "not a rank log name: keep"
     # a manifest edited to point at a user's file does not get it deleted
-    (logs / distributed.LAUNCH_MANIFEST).write_text(json.dumps(["notes.txt", "../outside", "msrun.log"]))
+    (logs / distributed.LAUNCH_MANIFEST).write_text(json.dumps({"files": ["notes.txt", "../outside", "msrun.log"]}))
     with pytest.raises(DistributedLaunchError):
         launch(WORKER, ["--out", tmp_path], worker_num=2, timeout=60, log_dir=logs)
     assert (logs / "notes.txt").exists()
+
+
+# ------------------------------------------------------------------- one job per log_dir, kills and leftovers
+def start_launcher(log_dir, worker_args, timeout=300):
+    """A separate Python process that calls launch() (like a notebook kernel) and prints the result as JSON."""
+    code = ("import json, sys\nfrom course_lib.distributed import launch\n"
+            f"result = launch({str(WORKER)!r}, {[str(a) for a in worker_args]!r}, worker_num=2, timeout={timeout},"
+            f" log_dir={str(log_dir)!r})\n"
+            "print(json.dumps({'launch_id': result.launch_id, 'logs': result.logs}), flush=True)\n")
+    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+
+
+def wait_until(condition, what, limit=240):
+    """Poll ``condition`` until it holds; fail naming ``what`` if it never does (a bound, not a timing assert)."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.5)
+    raise AssertionError(f"gave up waiting for {what}")
+
+
+def both_workers_sleeping(log_dir):
+    return all("sleeping" in (Path(log_dir) / f"worker_{rank}.log").read_text(errors="replace")
+               if (Path(log_dir) / f"worker_{rank}.log").exists() else False for rank in (0, 1))
+
+
+def kill_all(procs):
+    for proc in procs:
+        try:
+            proc.kill()
+        except psutil.NoSuchProcess:
+            pass
+
+
+def test_a_second_launch_on_a_busy_log_dir_is_refused_and_the_first_reports_its_own_job(tmp_path):
+    logs = tmp_path / "logs"
+    tag = f"ddp-first-{uuid.uuid4().hex[:8]}"
+    first = start_launcher(logs, ["--out", tmp_path / "out", "--mode", "model", "--steps", 1, "--sleep_seconds",
+                                  8, "--run_tag", tag])
+    try:
+        wait_until(lambda: both_workers_sleeping(logs), "the first job's workers")
+        with pytest.raises(distributed.LogDirBusy, match=r"log_dir .*logs is in use by another launch \(process "
+                                                         rf"{first.pid}\).*Fix: wait for that job to finish, or "
+                                                         r"pass another log_dir"):
+            launch(WORKER, ["--out", tmp_path / "out2", "--run_tag", "second"], worker_num=2, timeout=60,
+                   log_dir=logs)
+        assert both_workers_sleeping(logs)  # the second launch deleted nothing
+        output, _ = first.communicate(timeout=300)
+    finally:
+        first.kill()
+        kill_all(processes_with(tag))
+    assert first.returncode == 0
+    result = json.loads(output.strip().splitlines()[-1])
+    for rank in ("0", "1"):
+        assert "sleeping 8.0 s" in result["logs"][rank]  # its own job's logs, not another's
+        assert parse_worker_report(result["logs"][rank])["done"]["rank"] == int(rank)
+
+
+def test_killing_the_launcher_ends_msrun_its_scheduler_and_the_workers(tmp_path):
+    logs = tmp_path / "logs"
+    tag = f"ddp-orphan-{uuid.uuid4().hex[:8]}"
+    launcher = start_launcher(logs, ["--out", tmp_path / "out", "--sleep_seconds", 600, "--run_tag", tag])
+    try:
+        wait_until(lambda: both_workers_sleeping(logs), "the workers to start")
+        job = processes_with(tag)
+        assert len(job) >= 3  # msrun, the scheduler and two workers carry the tag in their command line
+        launcher.kill()  # SIGKILL: what restarting a notebook kernel does to the process that called launch()
+        launcher.wait(timeout=60)
+        wait_until(lambda: processes_with(tag) == [], "the orphaned job to be ended", limit=120)
+    finally:
+        kill_all(processes_with(tag))
+        launcher.kill()
+
+
+def test_the_next_launch_ends_orphans_of_a_launch_recorded_in_its_log_dir(tmp_path, monkeypatch, capsys):
+    logs = tmp_path / "logs"
+    tag = f"ddp-orphan2-{uuid.uuid4().hex[:8]}"
+    launcher = start_launcher(logs, ["--out", tmp_path / "out", "--sleep_seconds", 600, "--run_tag", tag])
+    try:
+        wait_until(lambda: both_workers_sleeping(logs), "the workers to start")
+        launch_id = json.loads((logs / distributed.LAUNCH_MANIFEST).read_text())["launch_id"]
+        watchdogs = [p for p in psutil.process_iter(["cmdline"])
+                     if launch_id in " ".join(p.info["cmdline"] or []) and "_launch_watchdog" in
+                     " ".join(p.info["cmdline"] or [])]
+        assert len(watchdogs) == 1
+        kill_all(watchdogs + [psutil.Process(launcher.pid)])  # the launcher and its watchdog both die
+        launcher.wait(timeout=60)
+        psutil.wait_procs(watchdogs, timeout=30)
+        orphans = processes_with(tag)
+        assert orphans and {p.pid for p in orphans} == {p.pid for p in distributed.find_launch_processes(launch_id)}
+        monkeypatch.setattr(distributed, "MSRUN_MODULE", "json.tool")  # the next job fails at once: enough here
+        with pytest.raises(DistributedLaunchError):
+            launch(WORKER, ["--out", tmp_path], worker_num=2, timeout=60, log_dir=logs)
+        assert processes_with(tag) == []
+        assert f"ended {len(orphans)} leftover process(es) of an earlier launch" in capsys.readouterr().out
+    finally:
+        kill_all(processes_with(tag))
+        launcher.kill()
+
+
+ODD_WORKER = '''
+import os
+import course_lib
+from course_lib.distributed import msrun_role, print_report
+role = msrun_role(on_leftover="raise")
+import mindspore as ms
+from mindspore.communication import get_group_size, get_rank, init
+ms.set_device("CPU")
+init()
+print_report("odd", role=role, rank=get_rank(), size=get_group_size(), rank_id=os.environ["RANK_ID"],
+             simulation=os.environ.get("MS_SIMULATION_LEVEL"), cwd=os.getcwd())
+'''
+
+
+def test_launch_from_a_folder_with_spaces_and_chinese_and_with_leftover_msrun_variables(tmp_path, monkeypatch):
+    folder = tmp_path / "课程 test dir"
+    folder.mkdir()
+    script = folder / "工作 worker.py"
+    script.write_text(ODD_WORKER, encoding="utf-8")
+    # an earlier msrun's variables left in the launcher's environment (msrun reads RANK_ID, RANK_SIZE and
+    # MS_SIMULATION_LEVEL itself: a leftover MS_SIMULATION_LEVEL turns the job into a dry run)
+    for key, value in {"MS_ROLE": "MS_WORKER", "MS_WORKER_NUM": "4", "MS_SCHED_HOST": "127.0.0.1",
+                       "MS_SCHED_PORT": str(find_free_port()), "RANK_ID": "3", "RANK_SIZE": "4",
+                       "MS_SIMULATION_LEVEL": "1"}.items():
+        monkeypatch.setenv(key, value)
+    result = launch(script, [], worker_num=2, timeout=240, log_dir=folder / "日志 logs")
+    assert result.log_dir == folder / "日志 logs"
+    reports = {rank: report["odd"] for rank, report in result.reports.items()}
+    for rank, report in reports.items():
+        assert report == {"role": "MS_WORKER", "rank": rank, "size": 2, "rank_id": str(rank), "simulation": None,
+                          "cwd": str(folder / "日志 logs")}
+    assert result.command[result.command.index("--join=True") + 2] == "--log_dir=."
+
+
+def test_msrun_role_tells_a_worker_from_leftover_variables():
+    from course_lib.distributed import LeftoverMsrunEnvironment, msrun_role
+
+    assert msrun_role({}) is None
+    assert msrun_role({"RANK_ID": "0", "DEVICE_ID": "0"}) is None  # common settings alone are not msrun's
+    leftover = {"MS_ROLE": "MS_WORKER", "MS_SCHED_HOST": LOOPBACK_HOST, "MS_SCHED_PORT": str(find_free_port())}
+    with pytest.warns(RuntimeWarning, match="left exported by an earlier msrun"):
+        assert msrun_role(leftover) is None
+    with pytest.raises(LeftoverMsrunEnvironment, match=r"Fix: `unset MS_ROLE MS_SCHED_HOST MS_SCHED_PORT`"):
+        msrun_role(leftover, on_leftover="raise")
+    with pytest.warns(RuntimeWarning, match="MS_WORKER_NUM=2"):
+        assert msrun_role({"MS_WORKER_NUM": "2"}) is None
+    with socket.socket() as scheduler:  # a scheduler that answers: a real worker
+        scheduler.bind((LOOPBACK_HOST, 0))
+        scheduler.listen()
+        live = {**leftover, "MS_SCHED_PORT": str(scheduler.getsockname()[1])}
+        assert msrun_role(live, on_leftover="raise") == "MS_WORKER"
+        assert msrun_role({**live, "MS_ROLE": "MS_SCHED"}) == "MS_SCHED"
+    with pytest.raises(ValueError, match="on_leftover must be"):
+        msrun_role({}, on_leftover="loud")
+
+
+LOOPBACK_HOST = "127.0.0.1"

@@ -62,3 +62,38 @@ def test_init_env_again_after_kernels_ran_in_a_fresh_process():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-1500:]
     assert "mode 1" in result.stdout
+
+
+@pytest.mark.parametrize("fusion", [[[1, 2]], [2, 1], [1.5]])
+def test_init_env_refuses_a_bad_all_reduce_fusion_config_even_from_a_dict(fusion):
+    cfg = {"seed": 1, "device_target": "CPU", "context_mode": "graph", "device_num": 1, "device_id": 0,
+           "all_reduce_fusion_config": fusion}
+    with pytest.raises(ValueError, match=r"all_reduce_fusion_config.*Fix: fix the config key"):
+        init_env(cfg)
+
+
+LEFTOVER = {"MS_ROLE": "MS_WORKER", "MS_WORKER_NUM": "2", "MS_SCHED_HOST": "127.0.0.1", "RANK_ID": "1"}
+
+
+def free_port() -> str:
+    from course_lib.distributed import find_free_port
+
+    return str(find_free_port())  # nothing listens there: the scheduler of that msrun is gone
+
+
+def test_leftover_msrun_variables_warn_in_a_standalone_run(monkeypatch):
+    for key, value in {**LEFTOVER, "MS_SCHED_PORT": free_port()}.items():
+        monkeypatch.setenv(key, value)
+    with pytest.warns(RuntimeWarning, match=r"MS_ROLE=MS_WORKER.*left exported by an earlier msrun.*Fix: `unset "
+                                            r"MS_ROLE MS_WORKER_NUM MS_SCHED_HOST MS_SCHED_PORT RANK_ID`"):
+        cfg = init_env(load_config(device_target="CPU"))
+    assert (cfg.device_num, cfg.rank_id) == (1, 0)
+
+
+def test_leftover_msrun_variables_are_an_error_for_a_distributed_run(monkeypatch):
+    from course_lib.distributed import LeftoverMsrunEnvironment
+
+    for key, value in {**LEFTOVER, "MS_SCHED_PORT": free_port()}.items():
+        monkeypatch.setenv(key, value)
+    with pytest.raises(LeftoverMsrunEnvironment, match=r"not part of a running msrun job .*Fix: `unset"):
+        init_env(load_config(device_target="CPU", device_num=2))

@@ -120,7 +120,7 @@ def test_input_shape_override_allows_other_sizes():
 def test_export_and_graphcell_give_the_eager_outputs(net, images, tmp_path, dynamic_batch):
     path = export_mindir(net, images[:1], tmp_path / "lenet.mindir", dynamic_batch=dynamic_batch)
     assert path == tmp_path / "lenet.mindir" and path.is_file()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["lenet.mindir"]  # no temp file left behind
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lenet.mindir", "lenet.mindir.sha256"]  # no temp file
     graph = load_mindir(path)
     assert isinstance(graph, nn.GraphCell)
     assert graph.input_shapes == [(-1 if dynamic_batch else 1, 1, 32, 32)]  # read from the file, checked per call
@@ -134,7 +134,7 @@ def test_export_overwrites_atomically(net, images, tmp_path):
     export_mindir(lenet5(num_classes=3), images[:1], path)
     export_mindir(net, images[:1], path)  # ms.export leaves files read-only; the rename still replaces it
     assert load_mindir(path)(Tensor(images[:1])).shape == (1, 10)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.mindir"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.mindir", "model.mindir.sha256"]
 
 
 @pytest.mark.parametrize("example,name,message", [
@@ -154,7 +154,7 @@ def test_load_mindir_errors(tmp_path):
         load_mindir(tmp_path / "missing.mindir")
     garbage = tmp_path / "garbage.mindir"
     garbage.write_bytes(b"not a model" * 10)
-    with pytest.raises(ValueError, match="garbage.mindir could not be loaded"):
+    with pytest.raises(ValueError, match="garbage.mindir could not be loaded"), pytest.warns(UserWarning):
         load_mindir(garbage)
     with pytest.raises(ValueError, match="must end with .mindir"):
         load_mindir(tmp_path / "model.ckpt")
@@ -187,3 +187,77 @@ def test_graph_eval_cell_lets_model_eval_score_a_mindir(net, images, tmp_path):
     assert result == {"accuracy": pytest.approx(top1)}
     with pytest.raises(ValueError, match="graph must be an nn.GraphCell"):
         GraphEvalCell("model.mindir")
+
+
+# ---------------------------------------------------------------------------------------- MindIR digests
+def test_export_writes_a_sha256sum_digest_that_load_checks(net, images, tmp_path):
+    import hashlib
+    import shutil
+    import subprocess
+
+    from course_lib.inference import digest_path
+
+    path = export_mindir(net, images[:1], tmp_path / "lenet.mindir")
+    digest = digest_path(path)
+    assert digest == tmp_path / "lenet.mindir.sha256"
+    assert digest.read_text() == f"{hashlib.sha256(path.read_bytes()).hexdigest()}  lenet.mindir\n"
+    if shutil.which("sha256sum"):  # the same format as the tool
+        assert subprocess.run(["sha256sum", "-c", digest.name], cwd=tmp_path, capture_output=True).returncode == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lenet.mindir", "lenet.mindir.sha256"]
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a file with a matching digest loads without a word
+        load_mindir(path)
+
+
+@pytest.mark.parametrize("where", ["middle", "first", "last"])
+def test_a_mindir_with_a_flipped_byte_is_refused(net, images, tmp_path, where):
+    path = export_mindir(net, images[:1], tmp_path / "lenet.mindir")
+    content = bytearray(path.read_bytes())
+    at = {"middle": len(content) // 2, "first": 0, "last": len(content) - 1}[where]
+    content[at] ^= 0x01
+    os.chmod(path, 0o644)
+    path.write_bytes(bytes(content))
+    with pytest.raises(ValueError, match=r"lenet.mindir does not match its digest lenet.mindir.sha256: the file "
+                                         r"changed after it was exported.*Fix: export it again"):
+        load_mindir(path)
+    path.write_bytes(bytes(content[:-10]))  # a partial copy
+    with pytest.raises(ValueError, match="does not match its digest"):
+        load_mindir(path)
+
+
+def test_a_mindir_without_a_digest_loads_with_a_warning_that_says_so(net, images, tmp_path):
+    path = tmp_path / "plain.mindir"
+    ms.export(net, Tensor(images[:1]), file_name=str(path), file_format="MINDIR")  # MindSpore's own export
+    with pytest.warns(UserWarning, match=r"plain.mindir has no digest file plain.mindir.sha256 beside it, so its "
+                                         r"integrity cannot be checked.*Fix: export it with"):
+        graph = load_mindir(path)
+    assert graph(Tensor(images[:1])).shape == (1, 10)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load_mindir(path, check_digest=False)
+
+
+@pytest.mark.parametrize("text", ["", "not a digest\n", "abc  lenet.mindir\n", "x" * 64 + "  lenet.mindir\n"])
+def test_a_malformed_digest_file_is_an_error(net, images, tmp_path, text):
+    path = export_mindir(net, images[:1], tmp_path / "lenet.mindir")
+    (tmp_path / "lenet.mindir.sha256").write_text(text)
+    with pytest.raises(ValueError, match=r"The digest file lenet.mindir.sha256 is malformed.*sha256sum format"):
+        load_mindir(path)
+
+
+def test_export_cleans_the_temporary_files_of_killed_exports_only(net, images, tmp_path):
+    import subprocess
+    import sys
+
+    done = subprocess.Popen([sys.executable, "-c", "pass"])
+    done.wait()
+    stale = [f".export.tmp-p{done.pid}-0badf00d.mindir", f".export.tmp-p{done.pid}-0badf00d.sha256"]
+    live = [f".export.tmp-p{os.getppid()}-0badf00d.mindir", "notes.tmp-p1-0badf00d.mindir"]
+    for name in stale + live:
+        (tmp_path / name).write_bytes(b"x")
+    export_mindir(net, images[:1], tmp_path / "lenet.mindir")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(live + ["lenet.mindir", "lenet.mindir.sha256"])
