@@ -33,7 +33,8 @@ def env_without_mindspore(tmp_path, **extra):
     (fake / "mindspore").mkdir(parents=True, exist_ok=True)
     (fake / "mindspore" / "__init__.py").write_text(FAKE_MINDSPORE)
     env = {k: v for k, v in os.environ.items() if not k.startswith("MS_")}
-    env["PYTHONPATH"] = os.pathsep.join([str(fake), str(PROJECT_ROOT), env.get("PYTHONPATH", "")])
+    # No empty entry: "" means the working directory, which Python cannot resolve once it is deleted.
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(fake), str(PROJECT_ROOT), env.get("PYTHONPATH", "")]))
     env.update(extra)
     return env
 
