@@ -4,6 +4,8 @@ import inspect
 import json
 import math
 import re
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -64,6 +66,24 @@ def show_source(obj, *needles: str) -> None:
     for number, line in enumerate(lines, start=first):
         if not needles or any(needle in line for needle in needles):
             print(f"{number:5d} | {line.rstrip()}")
+
+
+def gpu_plugin_needs(plugin_dir) -> str:
+    """One line for lesson 00: the CUDA libraries MindSpore's GPU plugin needs and this machine lacks.
+
+    Linux: ``ldd`` on the newest ``libmindspore_gpu.so.*`` lists them ("not found"). macOS and Windows: MindSpore
+    publishes CPU-only wheels there (no GPU or Ascend plugin), and ``ldd`` is a Linux tool, so the line says that
+    instead of failing.
+    """
+    if not sys.platform.startswith("linux"):
+        system = {"darwin": "macOS", "win32": "Windows"}.get(sys.platform, sys.platform)
+        return (f"GPU plugin: none on {system}. MindSpore's wheels for {system} are CPU-only (no GPU or Ascend "
+                f"plugin), and ldd, which lists a library's missing dependencies, is a Linux tool.")
+    plugins = sorted(Path(plugin_dir).glob("libmindspore_gpu.so.*"))
+    if not plugins:
+        return f"GPU plugin: none in {scrub_paths(str(plugin_dir))} (this wheel is CPU-only)."
+    listing = subprocess.run(["ldd", str(plugins[-1])], capture_output=True, text=True, check=False).stdout
+    return f"GPU plugin needs, not found: {sorted(line.split()[0] for line in listing.splitlines() if 'not found' in line)}"
 
 
 @contextlib.contextmanager
