@@ -141,6 +141,26 @@ def _notebook_records(results) -> list:
     return found
 
 
+def run_seconds(notebook: str, results_path=None) -> float | None:
+    """A lesson's run time in seconds as `make bench-notebooks` last measured it (benchmarks/results.json), or None."""
+    if not isinstance(notebook, str) or not notebook or "/" in notebook:
+        raise ValueError(f"notebook must be a notebook's file stem such as '03_model_train_eval', got {notebook!r}.")
+    record = _last_record(notebook.removesuffix(".ipynb"), results_path)
+    return None if record is None else float(record["seconds"])
+
+
+def _last_record(stem: str, results_path=None):
+    path = Path(results_path) if results_path is not None else BENCHMARK_RESULTS
+    try:
+        results = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    for record in reversed(_notebook_records(results)):
+        if str(record.get("notebook", "")).removesuffix(".ipynb") == stem and record.get("status", "ok") == "ok":
+            return record
+    return None
+
+
 def run_time(notebook: str, results_path=None) -> str:
     """One line for a lesson's header: its run time as `make bench-notebooks` last measured it.
 
@@ -149,15 +169,10 @@ def run_time(notebook: str, results_path=None) -> str:
     """
     if not isinstance(notebook, str) or not notebook or "/" in notebook:
         raise ValueError(f"notebook must be a notebook's file stem such as '03_model_train_eval', got {notebook!r}.")
-    path = Path(results_path) if results_path is not None else BENCHMARK_RESULTS
-    try:
-        results = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return f"Run time of {notebook}: not measured yet (run `make bench-notebooks`)."
     stem = notebook.removesuffix(".ipynb")
-    for record in reversed(_notebook_records(results)):
-        if str(record.get("notebook", "")).removesuffix(".ipynb") == stem and record.get("status", "ok") == "ok":
-            where = f" on {record['cpu']}" if record.get("cpu") else ""
-            return (f"Run time of {stem}: about {math.ceil(float(record['seconds']))} s{where} "
-                    f"(measured by `make bench-notebooks`; yours may differ).")
-    return f"Run time of {stem}: not measured yet (run `make bench-notebooks`)."
+    record = _last_record(stem, results_path)
+    if record is None:
+        return f"Run time of {stem}: not measured yet (run `make bench-notebooks`)."
+    where = f" on {record['cpu']}" if record.get("cpu") else ""
+    return (f"Run time of {stem}: about {math.ceil(float(record['seconds']))} s{where} "
+            f"(measured by `make bench-notebooks`; yours may differ).")
