@@ -83,7 +83,8 @@ def gpu_plugin_needs(plugin_dir) -> str:
     if not plugins:
         return f"GPU plugin: none in {scrub_paths(str(plugin_dir))} (this wheel is CPU-only)."
     listing = subprocess.run(["ldd", str(plugins[-1])], capture_output=True, text=True, check=False).stdout
-    return f"GPU plugin needs, not found: {sorted(line.split()[0] for line in listing.splitlines() if 'not found' in line)}"
+    missing = sorted(line.split()[0] for line in listing.splitlines() if "not found" in line)
+    return f"GPU plugin needs, not found: {missing}"
 
 
 @contextlib.contextmanager

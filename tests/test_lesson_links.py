@@ -45,8 +45,8 @@ def dead_links(path: Path, root: Path) -> list[str]:
     return dead
 
 
-FIX = ("Fix: link to docs/GLOSSARY.md or recipes/<name>.py (copies inside notebooks/, kept by "
-       "tools/lesson_link_copies.py), not to ../docs or ../recipes.")
+FIX = ("Fix: link to docs/GLOSSARY.md, benchmarks/results.md or recipes/<name>.py (copies inside notebooks/, kept by "
+       "tools/lesson_link_copies.py), not to ../docs, ../benchmarks or ../recipes.")
 
 
 def test_the_copies_under_notebooks_equal_their_originals():

@@ -6,11 +6,12 @@ build/student/. A link from a lesson to ``../docs/GLOSSARY.md`` or ``../recipes/
 "404". So lessons link to ``docs/GLOSSARY.md`` and ``recipes/x.py`` *inside* notebooks/ (the Chinese edition in
 notebooks/zh/ to ``../docs/…``), and this tool keeps those copies equal to the originals:
 
-    python tools/lesson_link_copies.py           # write notebooks/docs/GLOSSARY.md and notebooks/recipes/*.py
+    python tools/lesson_link_copies.py           # write notebooks/docs/GLOSSARY.md, notebooks/benchmarks/results.md
+                                                 # and notebooks/recipes/*.py
     python tools/lesson_link_copies.py --check   # exit 1 naming every copy that is missing, stale or extra
 
-The originals stay the one place to edit (docs/GLOSSARY.md, recipes/). The glossary's own links are rewritten for
-its new folder (``../notebooks/A2_x.ipynb`` -> ``../A2_x.ipynb``). tests/test_lesson_links.py runs ``--check`` and
+The originals stay the one place to edit (docs/GLOSSARY.md, benchmarks/results.md, recipes/). The pages' own links
+are rewritten for their new folder (``../notebooks/A2_x.ipynb`` -> ``../A2_x.ipynb``). tests/test_lesson_links.py runs ``--check`` and
 follows every link of every edition. Plain copies, no symbolic links (Windows checkouts and zip files lose them).
 """
 from __future__ import annotations
@@ -23,15 +24,18 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
-#: original -> copy, both relative to the repository
-GLOSSARY = ("docs/GLOSSARY.md", "notebooks/docs/GLOSSARY.md")
+#: markdown pages lessons link to: original -> copy, both relative to the repository
+PAGES = (("docs/GLOSSARY.md", "notebooks/docs/GLOSSARY.md"),
+         ("benchmarks/results.md", "notebooks/benchmarks/results.md"))
+GLOSSARY = PAGES[0]
 RECIPES = "recipes"
-HEADER = ("<!-- A copy of docs/GLOSSARY.md for links from the lessons (tools/lesson_link_copies.py writes it). "
-          "Edit docs/GLOSSARY.md, then run that tool. -->\n")
+HEADER = ("<!-- A copy of {original} for links from the lessons (tools/lesson_link_copies.py writes it). "
+          "Edit {original}, then run that tool. -->\n")
 
 
-def glossary_copy(text: str) -> str:
-    """docs/GLOSSARY.md as it reads from notebooks/docs/: links into notebooks/ lose their ``notebooks/``."""
+def page_copy(text: str, original: str = GLOSSARY[0]) -> str:
+    """A page of a top-level folder (docs/, benchmarks/) as it reads from notebooks/<folder>/: links into
+    notebooks/ lose their ``notebooks/``, other relative links get one more ``../``."""
     def fix(match):
         target = match.group(2)
         if re.match(r"^(?:[a-zA-Z][\w+.-]*:|#|/)", target):
@@ -41,14 +45,15 @@ def glossary_copy(text: str) -> str:
         elif target.startswith("../"):
             target = "../../" + target[len("../"):]
         else:
-            target = "../../docs/" + target
+            target = f"../../{original.split('/')[0]}/" + target
         return match.group(1) + target + match.group(3)
-    return HEADER + re.sub(r"(\]\(<?)([^)\s>]+)(>?\))", fix, text)
+    return HEADER.format(original=original) + re.sub(r"(\]\(<?)([^)\s>]+)(>?\))", fix, text)
 
 
 def expected(root: Path = ROOT) -> dict[Path, str]:
     """Every copy (path under ``root``) and the text it must have."""
-    files = {root / GLOSSARY[1]: glossary_copy((root / GLOSSARY[0]).read_text(encoding="utf-8"))}
+    files = {root / copy: page_copy((root / original).read_text(encoding="utf-8"), original)
+             for original, copy in PAGES if (root / original).is_file()}
     for recipe in sorted((root / RECIPES).glob("*.py")):
         files[root / "notebooks" / RECIPES / recipe.name] = recipe.read_text(encoding="utf-8")
     return files

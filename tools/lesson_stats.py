@@ -48,7 +48,8 @@ MAX_CORE_PATH_MINUTES = 300
 CORE_EXERCISES = (1, 2)
 
 #: ``**Exercise 03.1** (core, ★★, 10 min) — …``: id, "core, " or nothing, stars, minutes.
-EXERCISE = re.compile(r"^\*\*Exercise (?P<id>\d\d\.\d+)\*\* \((?P<core>core, )?(?P<stars>★{1,3}), (?P<minutes>\d+) min\)")
+EXERCISE = re.compile(r"^\*\*Exercise (?P<id>\d\d\.\d+)\*\* "
+                      r"\((?P<core>core, )?(?P<stars>★{1,3}), (?P<minutes>\d+) min\)")
 _ANY_EXERCISE = re.compile(r"^\*\*Exercise (?P<id>\S+)\*\*")
 
 SEED_PATTERN = re.compile(r"\bseeds?[ _-]?(?:00[0-4])(?:\s*(?:[/,&]|and)\s*00[0-4])*\b", re.IGNORECASE)
