@@ -11,8 +11,9 @@ notebooks/zh/ to ``../docs/…``), and this tool keeps those copies equal to the
     python tools/lesson_link_copies.py --check   # exit 1 naming every copy that is missing, stale or extra
 
 The originals stay the one place to edit (docs/GLOSSARY.md, benchmarks/results.md, recipes/). The pages' own links
-are rewritten for their new folder (``../notebooks/A2_x.ipynb`` -> ``../A2_x.ipynb``). tests/test_lesson_links.py runs ``--check`` and
-follows every link of every edition. Plain copies, no symbolic links (Windows checkouts and zip files lose them).
+are rewritten for their new folder (``../notebooks/A2_x.ipynb`` -> ``../A2_x.ipynb``). tests/test_lesson_links.py
+runs ``--check`` and follows every link of every edition. Plain copies, no symbolic links (Windows checkouts
+and zip files lose them).
 """
 from __future__ import annotations
 
