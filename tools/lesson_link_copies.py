@@ -9,6 +9,9 @@ notebooks/zh/ to ``../docs/…``), and this tool keeps those copies equal to the
     python tools/lesson_link_copies.py           # write notebooks/docs/GLOSSARY.md, notebooks/benchmarks/results.md
                                                  # and notebooks/recipes/*.py
     python tools/lesson_link_copies.py --check   # exit 1 naming every copy that is missing, stale or extra
+    python tools/lesson_link_copies.py --relink 05_eval_indexes_miou ...
+        # rewrite a lesson's ../docs/, ../benchmarks/, ../recipes/ links to the copies, in the English notebook and
+        # in both texts of its zh catalog entries (their sha follows, as only link targets changed)
 
 The originals stay the one place to edit (docs/GLOSSARY.md, benchmarks/results.md, recipes/). The pages' own links
 are rewritten for their new folder (``../notebooks/A2_x.ipynb`` -> ``../A2_x.ipynb``). tests/test_lesson_links.py
@@ -94,10 +97,66 @@ def write(root: Path = ROOT) -> list[Path]:
     return changed
 
 
+_OLD_LINK = re.compile(r"(\]\(<?)\.\./((?:docs/GLOSSARY\.md|benchmarks/results\.md|recipes/[\w.-]+\.py)(?:#[^)\s>]*)?)")
+
+
+def relink_text(text: str) -> str:
+    """``](../docs/GLOSSARY.md)`` -> ``](docs/GLOSSARY.md)``; the same for benchmarks/results.md and recipes/*.py."""
+    return _OLD_LINK.sub(r"\1\2", text)
+
+
+def relink(stem: str, root: Path = ROOT) -> int:
+    """Point a lesson's links at the copies: its English markdown cells and its zh catalog entries. Returns the
+    number of cells changed. A catalog entry whose ``sha`` matched its English cell before matches it after."""
+    import hashlib
+
+    import nbformat
+    import yaml
+
+    path = root / "notebooks" / f"{stem}.ipynb"
+    if not path.is_file():
+        raise SystemExit(f"No notebook notebooks/{stem}.ipynb. Fix: pass a stem such as 05_eval_indexes_miou.")
+    nb = nbformat.read(path, as_version=4)
+    changed = 0
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and relink_text(cell.source) != cell.source:
+            cell.source, changed = relink_text(cell.source), changed + 1
+    if changed:
+        tmp = path.with_name(path.name + ".tmp")
+        nbformat.write(nb, tmp)
+        os.replace(tmp, path)
+    catalog = root / "i18n" / "zh" / f"{stem}.yaml"
+    if catalog.is_file():
+        text = catalog.read_text(encoding="utf-8")
+        data = yaml.safe_load(text) or {}
+        for entry in (data.get("cells") or {}).values():
+            was_current = entry.get("sha") == hashlib.sha256((entry.get("en") or "").encode()).hexdigest()[:12]
+            for key in ("en", "zh", "zh_old"):
+                if isinstance(entry.get(key), str):
+                    entry[key] = relink_text(entry[key])
+            if was_current:
+                entry["sha"] = hashlib.sha256(entry["en"].encode()).hexdigest()[:12]
+        sys.path.insert(0, str(root / "tools"))
+        import translate
+
+        cells = {key: {k: (translate._Literal(v) if isinstance(v, str) and "\n" in v else v)  # noqa: SLF001
+                       for k, v in entry.items()} for key, entry in data["cells"].items()}
+        body = yaml.safe_dump({"cells": cells}, allow_unicode=True, sort_keys=False, width=1000)
+        tmp = catalog.with_name(catalog.name + ".tmp")
+        tmp.write_text(text.splitlines()[0] + "\n" + body, encoding="utf-8")
+        os.replace(tmp, catalog)
+    return changed
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if a copy is missing, stale or extra")
+    parser.add_argument("--relink", nargs="+", metavar="STEM", help="point these lessons' links at the copies")
     args = parser.parse_args(argv)
+    if args.relink:
+        for stem in args.relink:
+            print(f"{stem}: {relink(stem)} markdown cell(s) relinked")
+        return 0
     if args.check:
         found = problems()
         for line in found:
