@@ -4,6 +4,8 @@ import inspect
 import json
 import math
 import re
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -66,6 +68,25 @@ def show_source(obj, *needles: str) -> None:
             print(f"{number:5d} | {line.rstrip()}")
 
 
+def gpu_plugin_needs(plugin_dir) -> str:
+    """One line for lesson 00: the CUDA libraries MindSpore's GPU plugin needs and this machine lacks.
+
+    Linux: ``ldd`` on the newest ``libmindspore_gpu.so.*`` lists them ("not found"). macOS and Windows: MindSpore
+    publishes CPU-only wheels there (no GPU or Ascend plugin), and ``ldd`` is a Linux tool, so the line says that
+    instead of failing.
+    """
+    if not sys.platform.startswith("linux"):
+        system = {"darwin": "macOS", "win32": "Windows"}.get(sys.platform, sys.platform)
+        return (f"GPU plugin: none on {system}. MindSpore's wheels for {system} are CPU-only (no GPU or Ascend "
+                f"plugin), and ldd, which lists a library's missing dependencies, is a Linux tool.")
+    plugins = sorted(Path(plugin_dir).glob("libmindspore_gpu.so.*"))
+    if not plugins:
+        return f"GPU plugin: none in {scrub_paths(str(plugin_dir))} (this wheel is CPU-only)."
+    listing = subprocess.run(["ldd", str(plugins[-1])], capture_output=True, text=True, check=False).stdout
+    missing = sorted(line.split()[0] for line in listing.splitlines() if "not found" in line)
+    return f"GPU plugin needs, not found: {missing}"
+
+
 @contextlib.contextmanager
 def show_error(*expected: type, max_lines: int = 4):
     """Run a block that is *meant* to fail and print the error it raised, without a traceback.
@@ -121,6 +142,26 @@ def _notebook_records(results) -> list:
     return found
 
 
+def run_seconds(notebook: str, results_path=None) -> float | None:
+    """A lesson's run time in seconds as `make bench-notebooks` last measured it (benchmarks/results.json), or None."""
+    if not isinstance(notebook, str) or not notebook or "/" in notebook:
+        raise ValueError(f"notebook must be a notebook's file stem such as '03_model_train_eval', got {notebook!r}.")
+    record = _last_record(notebook.removesuffix(".ipynb"), results_path)
+    return None if record is None else float(record["seconds"])
+
+
+def _last_record(stem: str, results_path=None):
+    path = Path(results_path) if results_path is not None else BENCHMARK_RESULTS
+    try:
+        results = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    for record in reversed(_notebook_records(results)):
+        if str(record.get("notebook", "")).removesuffix(".ipynb") == stem and record.get("status", "ok") == "ok":
+            return record
+    return None
+
+
 def run_time(notebook: str, results_path=None) -> str:
     """One line for a lesson's header: its run time as `make bench-notebooks` last measured it.
 
@@ -129,15 +170,10 @@ def run_time(notebook: str, results_path=None) -> str:
     """
     if not isinstance(notebook, str) or not notebook or "/" in notebook:
         raise ValueError(f"notebook must be a notebook's file stem such as '03_model_train_eval', got {notebook!r}.")
-    path = Path(results_path) if results_path is not None else BENCHMARK_RESULTS
-    try:
-        results = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return f"Run time of {notebook}: not measured yet (run `make bench-notebooks`)."
     stem = notebook.removesuffix(".ipynb")
-    for record in reversed(_notebook_records(results)):
-        if str(record.get("notebook", "")).removesuffix(".ipynb") == stem and record.get("status", "ok") == "ok":
-            where = f" on {record['cpu']}" if record.get("cpu") else ""
-            return (f"Run time of {stem}: about {math.ceil(float(record['seconds']))} s{where} "
-                    f"(measured by `make bench-notebooks`; yours may differ).")
-    return f"Run time of {stem}: not measured yet (run `make bench-notebooks`)."
+    record = _last_record(stem, results_path)
+    if record is None:
+        return f"Run time of {stem}: not measured yet (run `make bench-notebooks`)."
+    where = f" on {record['cpu']}" if record.get("cpu") else ""
+    return (f"Run time of {stem}: about {math.ceil(float(record['seconds']))} s{where} "
+            f"(measured by `make bench-notebooks`; yours may differ).")

@@ -6,6 +6,7 @@ MindSpore reads only at import time (``ONEDNN_MAX_CPU_ISA``) varied in separate 
 """
 import json
 import os
+import platform
 import statistics
 import subprocess
 import sys
@@ -19,22 +20,53 @@ from .validation import check_count
 CPU_FLAGS_OF_INTEREST = ("avx2", "avx512f", "avx512_bf16", "amx_tile")
 
 
-def cpu_info() -> dict:
-    """CPU model name, core count and the SIMD flags that matter to oneDNN (Linux; empty where unknown)."""
+def _cpu_linux() -> tuple[str, set]:
     model, flags = "unknown", set()
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name") and model == "unknown":
+            model = line.split(":", 1)[1].strip()
+        elif line.startswith("flags") and not flags:
+            flags = set(line.split(":", 1)[1].split())
+    return model, flags
+
+
+def _sysctl(name: str) -> str:
+    done = subprocess.run(["sysctl", "-n", name], capture_output=True, text=True, timeout=10)
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+def _cpu_macos() -> tuple[str, set]:
+    # Intel Macs list their SIMD flags in two sysctl keys (upper case, "AVX512F", "AVX2"); Apple silicon (arm64)
+    # has neither key: its SIMD is NEON, and the x86 flags below are simply absent.
+    model = _sysctl("machdep.cpu.brand_string") or platform.processor() or "unknown"
+    features = f"{_sysctl('machdep.cpu.features')} {_sysctl('machdep.cpu.leaf7_features')}"
+    return model, {flag.lower().replace(".", "_") for flag in features.split()}
+
+
+def cpu_info() -> dict:
+    """CPU model name, core count and the SIMD flags that matter to oneDNN, and where they were read (``source``).
+
+    Linux: /proc/cpuinfo. macOS: ``sysctl`` (Intel Macs list AVX flags; Apple silicon has none, it is arm64).
+    Windows has neither: the model comes from ``platform.processor()`` and the flags are unknown, so they read False
+    and ``source`` says so. Nothing here raises on an unknown platform.
+    """
+    model, flags, source = "unknown", set(), "unknown"
     try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name") and model == "unknown":
-                model = line.split(":", 1)[1].strip()
-            elif line.startswith("flags") and not flags:
-                flags = set(line.split(":", 1)[1].split())
-    except OSError:
+        if sys.platform.startswith("linux"):
+            (model, flags), source = _cpu_linux(), "/proc/cpuinfo"
+        elif sys.platform == "darwin":
+            (model, flags), source = _cpu_macos(), "sysctl"
+        else:
+            model = platform.processor() or "unknown"
+            source = "platform.processor() (no SIMD flags on this OS)"
+    except (OSError, subprocess.SubprocessError):
         pass
     try:
         cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover
+    except AttributeError:  # macOS and Windows have no sched_getaffinity
         cores = os.cpu_count() or 1
-    return {"model": model, "cores": cores, **{flag: flag in flags for flag in CPU_FLAGS_OF_INTEREST}}
+    return {"model": model, "cores": cores, **{flag: flag in flags for flag in CPU_FLAGS_OF_INTEREST},
+            "source": source}
 
 
 def cpu_kind(info=None) -> str:
@@ -43,7 +75,9 @@ def cpu_kind(info=None) -> str:
     Benchmark results from different kinds never share a table (oneDNN picks different kernels on each).
     """
     info = cpu_info() if info is None else info
-    if info.get("avx512f") and info.get("amx_tile"):
+    if str(info.get("source", "")).startswith("platform.processor"):
+        simd = "SIMD flags unknown"
+    elif info.get("avx512f") and info.get("amx_tile"):
         simd = "AVX-512 + AMX"
     elif info.get("avx512f"):
         simd = "AVX-512"

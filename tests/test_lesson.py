@@ -106,3 +106,37 @@ def test_show_source_refuses_objects_without_source():
 
     with pytest.raises(TypeError, match="no Python source"):
         show_source(len)
+
+
+# --- lesson 00's GPU-plugin line on each OS (issue 25 part 4) ---------------------------------------------------
+import subprocess  # noqa: E402
+
+from course_lib import lesson as lesson_module  # noqa: E402
+
+
+@pytest.mark.parametrize("platform_name, shown", [("darwin", "macOS"), ("win32", "Windows")])
+def test_gpu_plugin_needs_explains_instead_of_running_ldd_off_linux(monkeypatch, tmp_path, platform_name, shown):
+    monkeypatch.setattr(lesson_module.sys, "platform", platform_name)
+    monkeypatch.setattr(lesson_module.subprocess, "run", lambda *a, **k: pytest.fail("ran ldd off Linux"))
+    line = lesson_module.gpu_plugin_needs(tmp_path)
+    assert f"none on {shown}" in line and "CPU-only" in line and "Linux tool" in line
+
+
+def test_gpu_plugin_needs_runs_ldd_on_the_newest_plugin_on_linux(monkeypatch, tmp_path):
+    for name in ("libmindspore_gpu.so.11.1", "libmindspore_gpu.so.11.6"):
+        (tmp_path / name).write_bytes(b"")
+    seen = []
+
+    def fake_run(args, **kwargs):
+        seen.append(args)
+        return subprocess.CompletedProcess(args, 0, "\tlibcuda.so.1 => not found\n\tlibc.so.6 => /lib/libc.so.6\n", "")
+
+    monkeypatch.setattr(lesson_module.sys, "platform", "linux")
+    monkeypatch.setattr(lesson_module.subprocess, "run", fake_run)
+    assert lesson_module.gpu_plugin_needs(tmp_path) == "GPU plugin needs, not found: ['libcuda.so.1']"
+    assert seen == [["ldd", str(tmp_path / "libmindspore_gpu.so.11.6")]]
+
+
+def test_gpu_plugin_needs_on_a_cpu_only_linux_wheel(monkeypatch, tmp_path):
+    monkeypatch.setattr(lesson_module.sys, "platform", "linux")
+    assert "CPU-only" in lesson_module.gpu_plugin_needs(tmp_path)

@@ -56,3 +56,55 @@ def test_jit_step_with_the_variable(monkeypatch):
 def test_none_keeps_the_users_value(monkeypatch):
     monkeypatch.setenv(HOST_BLOCKING_VARIABLE, "0")
     assert time_step_in_subprocess(api="jit", host_blocking=None, **QUICK)["host_blocking_seen"] == "0"
+
+
+# --- cpu_info on each OS (issue 25 part 4): Linux reads /proc/cpuinfo, macOS sysctl, Windows neither -------------
+from course_lib import timing  # noqa: E402
+
+
+def test_cpu_info_on_linux_reads_proc_cpuinfo(monkeypatch, tmp_path):
+    fake = tmp_path / "cpuinfo"
+    fake.write_text("model name\t: Test CPU\nflags\t\t: fpu avx2 avx512f\nmodel name\t: second\n")
+    monkeypatch.setattr(timing.sys, "platform", "linux")
+    monkeypatch.setattr(timing, "Path", lambda path: fake if path == "/proc/cpuinfo" else timing.Path(path))
+    info = timing.cpu_info()
+    assert (info["model"], info["avx2"], info["avx512f"], info["amx_tile"]) == ("Test CPU", True, True, False)
+    assert info["source"] == "/proc/cpuinfo" and timing.cpu_kind(info) == "Test CPU, AVX-512"
+
+
+def test_cpu_info_on_an_intel_mac_reads_sysctl(monkeypatch):
+    answers = {"machdep.cpu.brand_string": "Intel(R) Core(TM) i7", "machdep.cpu.features": "FPU SSE AVX1.0",
+               "machdep.cpu.leaf7_features": "AVX2 BMI2"}
+    monkeypatch.setattr(timing.sys, "platform", "darwin")
+    monkeypatch.setattr(timing, "_sysctl", lambda name: answers.get(name, ""))
+    monkeypatch.delattr(timing.os, "sched_getaffinity", raising=False)
+    info = timing.cpu_info()
+    assert info["model"] == "Intel(R) Core(TM) i7" and info["avx2"] and not info["avx512f"]
+    assert info["source"] == "sysctl" and info["cores"] >= 1 and timing.cpu_kind(info) == "Intel(R) Core(TM) i7, AVX2"
+
+
+def test_cpu_info_on_apple_silicon_has_no_x86_flags(monkeypatch):
+    monkeypatch.setattr(timing.sys, "platform", "darwin")
+    monkeypatch.setattr(timing, "_sysctl", lambda name: "Apple M2" if name == "machdep.cpu.brand_string" else "")
+    info = timing.cpu_info()
+    assert info["model"] == "Apple M2" and not any(info[flag] for flag in timing.CPU_FLAGS_OF_INTEREST)
+
+
+def test_cpu_info_on_windows_says_the_flags_are_unknown(monkeypatch):
+    monkeypatch.setattr(timing.sys, "platform", "win32")
+    monkeypatch.setattr(timing.platform, "processor", lambda: "Intel64 Family 6 Model 85")
+    monkeypatch.setattr(timing, "Path", lambda path: pytest.fail(f"read {path} on Windows"))
+    info = timing.cpu_info()
+    assert info["model"] == "Intel64 Family 6 Model 85" and info["source"].startswith("platform.processor")
+    assert timing.cpu_kind(info) == "Intel64 Family 6 Model 85, SIMD flags unknown"
+
+
+def test_a_failing_sysctl_leaves_the_info_unknown_instead_of_raising(monkeypatch):
+    monkeypatch.setattr(timing.sys, "platform", "darwin")
+
+    def broken(*args, **kwargs):
+        raise FileNotFoundError("sysctl")
+
+    monkeypatch.setattr(timing.subprocess, "run", broken)
+    info = timing.cpu_info()
+    assert info["model"] == "unknown" and not info["avx2"]

@@ -55,14 +55,15 @@ def _plan(rows, length=60, name="Short"):
     return f"# Plan\n\n### {name} track ({length} min)\n\n" + HEADER + "\n".join(rows) + "\n\nAfter the table.\n"
 
 
-GOOD = ["| 0:00 | 01 | 1. Load | 2. Extra `sink` | 01.1 | 8 | 10 | 20 |",
-        "| 0:20 | break | | | | | | 10 |"]
+SETUP = "| 0:00 | set-up | `python course.py preflight` | — | — | — | — | 10 |"
+GOOD = [SETUP, "| 0:10 | 01 | 1. Load | 2. Extra `sink` | 01.1 | 8 | 10 | 20 |",
+        "| 0:30 | break | | | | | | 10 |"]
 
 
 def test_a_plan_that_adds_up_has_no_problems(lessons):
     tracks = workshop_plan.parse_plan(_plan(GOOD))
-    assert [(t.name, t.length, t.total) for t in tracks] == [("Short", 60, 30)]
-    row = tracks[0].rows[0]
+    assert [(t.name, t.length, t.total) for t in tracks] == [("Short", 60, 40)]
+    row = tracks[0].rows[1]
     assert (row.must, row.skip, row.exercise, row.reading, row.exercise_minutes) == \
         (["1. Load"], ["2. Extra `sink`"], "01.1", 8, 10)
     # reading: What you will learn (123 words) + 1. Load (482 words, 16 lines) = 1.025 + 4.02 + 2 -> 8
@@ -71,21 +72,42 @@ def test_a_plan_that_adds_up_has_no_problems(lessons):
 
 
 @pytest.mark.parametrize("rows, length, complaint", [
-    (GOOD, 25, "30 minutes do not fit in 25"),
-    ([GOOD[0].replace("1. Load", "1. Loading"), GOOD[1]], 60, "no heading '1. Loading'"),
-    ([GOOD[0].replace("2. Extra `sink`", "—"), GOOD[1]], 60, "'2. Extra `sink`' is neither must-do nor skipped"),
-    ([GOOD[0].replace("| 8 |", "| 6 |"), GOOD[1]], 60, "read in 8 min, the plan says 6"),
-    ([GOOD[0].replace("| 20 |", "| 15 |"), GOOD[1].replace("0:20", "0:15")], 60, "15 min < reading 8 + exercise 10"),
-    ([GOOD[0].replace("| 10 |", "| 5 |").replace("| 20 |", "| 13 |"), GOOD[1].replace("0:20", "0:13")], 60,
+    (GOOD, 35, "40 minutes do not fit in 35"),
+    ([SETUP, GOOD[1].replace("1. Load", "1. Loading"), GOOD[2]], 60, "no heading '1. Loading'"),
+    ([SETUP, GOOD[1].replace("2. Extra `sink`", "—"), GOOD[2]], 60, "'2. Extra `sink`' is neither must-do nor skipped"),
+    ([SETUP, GOOD[1].replace("| 8 |", "| 6 |"), GOOD[2]], 60, "read in 8 min, the plan says 6"),
+    ([SETUP, GOOD[1].replace("| 20 |", "| 15 |"), GOOD[2].replace("0:30", "0:25")], 60,
+     "15 min < reading 8 + exercise 10"),
+    ([SETUP, GOOD[1].replace("| 10 |", "| 5 |").replace("| 20 |", "| 13 |"), GOOD[2].replace("0:30", "0:23")], 60,
      "01.1 takes 10 min in the exercise bank, the plan says 5"),
-    ([GOOD[0].replace("01.1", "02.1"), GOOD[1]], 60, "recommend one exercise of the lesson"),
-    ([GOOD[0], GOOD[1].replace("0:20", "0:25")], 60, "break starts at 0:25, but the row before ends at 0:20"),
-    ([GOOD[0]], 60, "no break"),
-    ([GOOD[0].replace("| 20 |", "| 101 |")], 120, "101 minutes without a break"),
+    ([SETUP, GOOD[1].replace("01.1", "02.1"), GOOD[2]], 60, "recommend exercises of the lesson"),
+    ([SETUP, GOOD[1], GOOD[2].replace("0:30", "0:35")], 60, "break starts at 0:35, but the row before ends at 0:30"),
+    ([SETUP, GOOD[1]], 60, "no break"),
+    ([SETUP, GOOD[1].replace("| 20 |", "| 101 |")], 120, "111 minutes without a break"),
+    # the set-up slot: first, long enough, naming the pre-flight check
+    (GOOD[1:], 60, "the first row must be the 'set-up' slot"),
+    ([SETUP.replace("| 10 |", "| 5 |"), GOOD[1].replace("0:10", "0:05"), GOOD[2].replace("0:30", "0:25")], 60,
+     "the set-up slot needs at least 10 min"),
+    ([SETUP.replace("`python course.py preflight`", "install"), GOOD[1], GOOD[2]], 60, "must name"),
+    # every exercise minute a row includes is budgeted
+    ([SETUP, GOOD[1].replace("| 01.1 |", "| 01.1 · 01.2 |"), GOOD[2]], 60,
+     "exercise 01.1 · 01.2 takes 25 min in the exercise bank, the plan says 10"),
 ])
 def test_a_plan_that_does_not_add_up_is_reported(lessons, rows, length, complaint):
-    found = workshop_plan.problems(workshop_plan.parse_plan(_plan(rows, length)), {"01.1": 10}, lessons)
+    found = workshop_plan.problems(workshop_plan.parse_plan(_plan(rows, length)), {"01.1": 10, "01.2": 15},
+                                   lessons)
     assert any(complaint in line for line in found), found
+
+
+def test_two_exercises_in_one_row_are_budgeted_together(lessons):
+    rows = [SETUP, "| 0:10 | 01 | 1. Load | 2. Extra `sink` | 01.1 · 01.2 | 8 | 25 | 35 |",
+            "| 0:45 | break | | | | | | 10 |"]
+    assert workshop_plan.problems(workshop_plan.parse_plan(_plan(rows)), {"01.1": 10, "01.2": 15}, lessons) == []
+
+
+def test_every_track_of_the_real_plan_starts_with_the_preflight_check():
+    for track in workshop_plan.parse_plan(WORKSHOP):
+        assert track.rows[0].lesson == "set-up" and "python course.py preflight" in track.rows[0].must[0]
 
 
 def test_a_malformed_table_is_refused():

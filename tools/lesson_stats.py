@@ -17,7 +17,13 @@ Definitions (kept simple on purpose, so that anyone can recount by hand):
 - MindSpore names / course_lib names: distinct API names the code cells use, found with Python's ``ast``: a
   name imported from ``mindspore…`` or ``course_lib…``, or an attribute chain on such a module
   (``ms.jit``, ``nn.Dense``, ``ops.depend`` each count once);
-- reading time: prose words / 120 per minute + code lines / 8 per minute.
+- reading time: prose words / 120 per minute + code lines / 8 per minute;
+- exercises: a markdown cell that starts ``**Exercise 03.1**``. ``**Exercise 03.1** (core, ★, 10 min)`` marks one of
+  the one or two core exercises of a main lesson (a learner's day includes them); the others are optional;
+- core path of a main lesson: what a learner who does only the core exercises reads (the reading time of every cell
+  except solutions, recall answers and the optional exercises' cells) + the core exercises' minutes + the lesson's
+  run time from benchmarks/results.json (``make bench-notebooks``). ``--check`` keeps the ten lessons' sum within
+  MAX_CORE_PATH_MINUTES (5 h).
 """
 from __future__ import annotations
 
@@ -37,7 +43,14 @@ CODE_LINES_PER_MINUTE = 8
 #: Limits of issue "learner path"; ``--check`` and tests/test_lesson_stats.py enforce them.
 MAX_MAIN_WORDS = 1500
 MAX_SEED_MENTIONS = 10
-MAX_MAIN_READING_MINUTES = 240
+MAX_CORE_PATH_MINUTES = 300
+#: core exercises per main lesson
+CORE_EXERCISES = (1, 2)
+
+#: ``**Exercise 03.1** (core, ★★, 10 min) — …``: id, "core, " or nothing, stars, minutes.
+EXERCISE = re.compile(r"^\*\*Exercise (?P<id>\d\d\.\d+)\*\* "
+                      r"\((?P<core>core, )?(?P<stars>★{1,3}), (?P<minutes>\d+) min\)")
+_ANY_EXERCISE = re.compile(r"^\*\*Exercise (?P<id>\S+)\*\*")
 
 SEED_PATTERN = re.compile(r"\bseeds?[ _-]?(?:00[0-4])(?:\s*(?:[/,&]|and)\s*00[0-4])*\b", re.IGNORECASE)
 _FENCED = re.compile(r"```.*?```|~~~.*?~~~", re.S)
@@ -140,6 +153,57 @@ def api_names(codes: list[str]) -> dict[str, set[str]]:
     return used
 
 
+def _tags(cell: dict) -> list:
+    return cell.get("metadata", {}).get("tags", [])
+
+
+def exercises(notebook: dict) -> tuple[list[dict], list[str]]:
+    """The notebook's exercises (id, core, stars, minutes) and the markers that do not follow the convention."""
+    found, bad = [], []
+    for cell in notebook.get("cells", []):
+        if cell.get("cell_type") != "markdown":
+            continue
+        source = "".join(cell.get("source", ""))
+        match = EXERCISE.match(source)
+        if match:
+            found.append({"id": match["id"], "core": bool(match["core"]), "stars": len(match["stars"]),
+                          "minutes": int(match["minutes"])})
+        elif _ANY_EXERCISE.match(source):
+            head = source.split("—")[0].strip()
+            if "core" in head:  # a core exercise must follow the convention: its minutes count
+                bad.append(head[:60])
+            else:  # an optional exercise: its minutes are not on the core path
+                found.append({"id": _ANY_EXERCISE.match(source)["id"], "core": False, "stars": head.count("★"),
+                              "minutes": None})
+    return found, bad
+
+
+def core_reading_minutes(notebook: dict) -> float:
+    """Reading minutes of the cells a core-path learner reads: no solutions, no optional exercises' cells."""
+    words = lines = 0
+    optional = False
+    for cell in notebook.get("cells", []):
+        source = "".join(cell.get("source", ""))
+        if cell.get("cell_type") == "markdown":
+            match = EXERCISE.match(source)
+            optional = bool(_ANY_EXERCISE.match(source)) and not (match and match["core"])
+        if optional or "solution" in _tags(cell):
+            continue
+        if cell.get("cell_type") == "markdown":
+            words += prose_words(source)
+        elif cell.get("cell_type") == "code":
+            lines += code_lines(source)
+    return words / WORDS_PER_MINUTE + lines / CODE_LINES_PER_MINUTE
+
+
+def _run_seconds(stem: str) -> float | None:
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from course_lib.lesson import run_seconds
+
+    return run_seconds(stem)
+
+
 def notebook_stats(path: Path) -> dict:
     notebook = json.loads(path.read_text(encoding="utf-8"))
     markdown = _cells(notebook, "markdown")
@@ -148,6 +212,11 @@ def notebook_stats(path: Path) -> dict:
     lines = sum(code_lines(code) for code in codes)
     everything = "\n".join(markdown + codes)
     names = api_names(codes)
+    found, bad = exercises(notebook)
+    core = [e for e in found if e["core"]]
+    seconds = _run_seconds(path.stem)
+    core_minutes = (core_reading_minutes(notebook) + sum(e["minutes"] for e in core)
+                    + (seconds or 0) / 60)
     return {
         "notebook": path.stem,
         "main": is_main_lesson(path),
@@ -157,6 +226,11 @@ def notebook_stats(path: Path) -> dict:
         "mindspore_names": len(names["mindspore"]),
         "course_lib_names": len(names["course_lib"]),
         "reading_minutes": round(words / WORDS_PER_MINUTE + lines / CODE_LINES_PER_MINUTE, 1),
+        "exercises": found,
+        "bad_exercise_markers": bad,
+        "core_exercises": [e["id"] for e in core],
+        "run_seconds": None if seconds is None else round(seconds, 1),
+        "core_path_minutes": round(core_minutes, 1),
     }
 
 
@@ -176,25 +250,41 @@ def problems(stats: list[dict]) -> list[str]:
         if row["mindspore_names"] < row["course_lib_names"]:
             found.append(f"{row['notebook']}: {row['mindspore_names']} MindSpore names < "
                          f"{row['course_lib_names']} course_lib names; show the plain-MindSpore version first")
+    for row in stats:
+        for marker in row["bad_exercise_markers"]:
+            found.append(f"{row['notebook']}: core exercise marker {marker!r} does not read "
+                         f"'**Exercise NN.M** (core, ★, 10 min)'")
+        if not row["main"]:
+            continue
+        low, high = CORE_EXERCISES
+        if not low <= len(row["core_exercises"]) <= high:
+            found.append(f"{row['notebook']}: {len(row['core_exercises'])} core exercises "
+                         f"({row['core_exercises']}); mark {low} or {high} with '(core, ★, N min)'")
+        if row["run_seconds"] is None:
+            found.append(f"{row['notebook']}: no run time in benchmarks/results.json; run make bench-notebooks")
+    core_path = sum(row["core_path_minutes"] for row in stats if row["main"])
+    if core_path > MAX_CORE_PATH_MINUTES:
+        found.append(f"core path {core_path:.0f} min (limit {MAX_CORE_PATH_MINUTES}): reading without optional "
+                     f"exercises + core exercises + run time; mark fewer or shorter core exercises, or trim")
     seeds = sum(row["seed_mentions"] for row in stats)
     if seeds > MAX_SEED_MENTIONS:
         found.append(f"{seeds} 'seed 00N' mentions in all notebooks (limit {MAX_SEED_MENTIONS}); "
                      f"name the source documents by title")
-    minutes = sum(row["reading_minutes"] for row in stats if row["main"])
-    if minutes > MAX_MAIN_READING_MINUTES:
-        found.append(f"main-path reading time {minutes:.0f} min (limit {MAX_MAIN_READING_MINUTES})")
     return found
 
 
 def format_table(stats: list[dict]) -> str:
-    header = ("notebook", "words", "code", "seed", "MS names", "course_lib names", "reading min")
+    header = ("notebook", "words", "code", "seed", "MS names", "course_lib names", "reading min", "core exercises",
+              "core path min")
     rows = [(r["notebook"] + ("" if r["main"] else " (appendix)"), r["prose_words"], r["code_lines"],
-             r["seed_mentions"], r["mindspore_names"], r["course_lib_names"], f"{r['reading_minutes']:.0f}")
+             r["seed_mentions"], r["mindspore_names"], r["course_lib_names"], f"{r['reading_minutes']:.0f}",
+             ", ".join(r["core_exercises"]), f"{r['core_path_minutes']:.0f}" if r["main"] else "")
             for r in stats]
     main = [r for r in stats if r["main"]]
     rows.append(("main path total", sum(r["prose_words"] for r in main), sum(r["code_lines"] for r in main),
                  sum(r["seed_mentions"] for r in stats), "", "",
-                 f"{sum(r['reading_minutes'] for r in main):.0f}"))
+                 f"{sum(r['reading_minutes'] for r in main):.0f}", "",
+                 f"{sum(r['core_path_minutes'] for r in main):.0f}"))
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
     return "\n".join(lines)

@@ -8,11 +8,14 @@ A track is a heading ``### <Name> track (<N> min)`` followed by a table with the
     | start | lesson | must do | skip | exercise | reading | exercise min | minutes |
 
 - ``start``: h:mm from the beginning; each row starts when the previous one ends;
-- ``lesson``: a lesson number ("04"), or ``break``;
+- ``lesson``: a lesson number ("04"), ``break``, or ``set-up``. Every track starts with a set-up row (SETUP_MINUTES
+  at least) whose "must do" is the pre-flight check, ``python course.py preflight``: Python, MindSpore, disk, RAM,
+  the lab's port and a training step, checked on every laptop before the first lesson;
 - ``must do`` / ``skip``: section headings of that lesson's notebook, separated by " · " ("—" for none). Every
   "##" section of the lesson is in one of the two lists, except the framing ones (FRAMING below: always done,
   their reading counts in the budget; the exercises are budgeted by the exercise's minutes instead);
-- ``exercise``: the one recommended exercise ("04.2"); ``exercise min``: its ``minutes`` in the exercise bank;
+- ``exercise``: the exercises of the lesson the row includes ("04.2", or "04.2 · 04.1"); ``exercise min``: the sum
+  of their ``minutes`` in the exercise bank, so every exercise minute a track includes is budgeted;
 - ``reading``: minutes to read the must-do and framing sections at tools/lesson_stats.py's rates (120 prose
   words and 8 code lines a minute), rounded up; at least what the notebook needs now;
 - ``minutes``: the row's budget; at least reading + exercise min. A track's minutes add up to at most N.
@@ -37,6 +40,10 @@ NOTEBOOKS = ROOT / "notebooks"
 FRAMING = ("What you will learn", "Before you start", "Summary", "Where to go next", "Recall", "Exercises")
 #: The longest stretch of a track without a break.
 MAX_MINUTES_WITHOUT_BREAK = 100
+#: The first row of every track: the pre-flight check on every laptop.
+SETUP = "set-up"
+SETUP_COMMAND = "python course.py preflight"
+SETUP_MINUTES = 10
 
 _TRACK = re.compile(r"^###\s+(?P<name>.+?)\s+track\s+\((?P<length>\d+)\s*min\)\s*$", re.M)
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
@@ -54,6 +61,11 @@ class Row:
     reading: int
     exercise_minutes: int
     minutes: int
+
+
+def exercise_ids(cell: str) -> list[str]:
+    """The exercises of a row's "exercise" cell ("04.2 · 04.1" -> ["04.2", "04.1"]; "—" -> [])."""
+    return _names(cell.replace("`", ""))
 
 
 @dataclass
@@ -185,6 +197,12 @@ def problems(tracks: list[Track], exercises: dict | None = None, folder: Path = 
         if track.total > track.length:
             found.append(f"{where}: {track.total} minutes do not fit in {track.length}")
         clock, since_break, lessons = 0, 0, []
+        first = track.rows[0] if track.rows else None
+        if first is None or first.lesson.lower() != SETUP:
+            found.append(f"{where}: the first row must be the {SETUP!r} slot (`{SETUP_COMMAND}` on every laptop)")
+        elif first.minutes < SETUP_MINUTES or SETUP_COMMAND not in " ".join(first.must):
+            found.append(f"{where}: the set-up slot needs at least {SETUP_MINUTES} min and must name "
+                         f"`{SETUP_COMMAND}` in its 'must do' column")
         for row in track.rows:
             if row.start != clock:
                 found.append(f"{where}: {row.lesson} starts at {row.start // 60}:{row.start % 60:02d}, but the "
@@ -194,6 +212,8 @@ def problems(tracks: list[Track], exercises: dict | None = None, folder: Path = 
                 since_break = 0
                 continue
             since_break += row.minutes
+            if row.lesson.lower() == SETUP:
+                continue
             if since_break > MAX_MINUTES_WITHOUT_BREAK:
                 found.append(f"{where}: {since_break} minutes without a break up to lesson {row.lesson} "
                              f"(at most {MAX_MINUTES_WITHOUT_BREAK})")
@@ -215,15 +235,17 @@ def problems(tracks: list[Track], exercises: dict | None = None, folder: Path = 
                         and section["title"] not in row.must + row.skip:
                     found.append(f"{where}, lesson {row.lesson}: section {section['title']!r} is neither must-do "
                                  f"nor skipped")
-            if not re.fullmatch(rf"{re.escape(row.lesson)}\.\d+", row.exercise):
-                found.append(f"{where}, lesson {row.lesson}: recommend one exercise of the lesson, not "
+            ids = exercise_ids(row.exercise)
+            if not ids or any(not re.fullmatch(rf"{re.escape(row.lesson)}\.\d+", e) for e in ids):
+                found.append(f"{where}, lesson {row.lesson}: recommend exercises of the lesson, not "
                              f"{row.exercise!r}")
             elif exercises is not None:
-                if row.exercise not in exercises:
-                    found.append(f"{where}: exercise {row.exercise} is not in the exercise bank")
-                elif exercises[row.exercise] != row.exercise_minutes:
-                    found.append(f"{where}: exercise {row.exercise} takes {exercises[row.exercise]} min in the "
-                                 f"exercise bank, the plan says {row.exercise_minutes}")
+                unknown = [e for e in ids if e not in exercises]
+                if unknown:
+                    found.append(f"{where}: exercise {', '.join(unknown)} is not in the exercise bank")
+                elif sum(exercises[e] for e in ids) != row.exercise_minutes:
+                    found.append(f"{where}: exercise {' · '.join(ids)} takes {sum(exercises[e] for e in ids)} min "
+                                 f"in the exercise bank, the plan says {row.exercise_minutes}")
             needed = row_reading(row, folder)
             if row.reading < needed:
                 found.append(f"{where}, lesson {row.lesson}: its must-do sections read in {needed} min, the plan "
@@ -254,8 +276,8 @@ def main(argv=None) -> int:
     for track in tracks:
         print(f"{track.name} track: {track.total} of {track.length} min")
         for row in track.rows:
-            if row.lesson.lower() == "break":
-                print(f"  {row.start // 60}:{row.start % 60:02d}  break {row.minutes}")
+            if row.lesson.lower() in ("break", SETUP):
+                print(f"  {row.start // 60}:{row.start % 60:02d}  {row.lesson.lower()} {row.minutes}")
                 continue
             print(f"  {row.start // 60}:{row.start % 60:02d}  {row.lesson}  budget {row.minutes:>3}  reading now "
                   f"{row_reading(row):>3} (plan {row.reading})  exercise {row.exercise} {row.exercise_minutes}")
