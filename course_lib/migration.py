@@ -48,6 +48,37 @@ _BATCHNORM_MODULE = re.compile(r"(^|\.)(bn\d*|downsample\.1)$")
 _MAX_LISTED = 12
 
 
+class OptionalInstallMissing(RuntimeError):
+    """An optional package (PyTorch) is not installed; the message says how to add it.
+
+    In a notebook, IPython shows only the message (``_render_traceback_``), not a traceback: the learner sees what
+    is missing and the fix, and "Run All" stops there instead of failing further down.
+    """
+
+    def _render_traceback_(self):
+        return [str(self)]
+
+
+TORCH_INSTALL_HINT = ("Fix: add the CPU build of PyTorch with `python -m pip install -r requirements-torch.txt` "
+                      "(or `python course.py install --full`), then restart the kernel.")
+
+
+def require_torch(lesson="Lesson 07"):
+    """Return the ``torch`` module, or raise :class:`OptionalInstallMissing` with the install command.
+
+    PyTorch is not part of the default install (it is large); only the migration lesson, one recipe and the
+    benchmarks need it.
+    """
+    try:
+        import torch
+    except ImportError:
+        raise OptionalInstallMissing(
+            f"{lesson} compares MindSpore with PyTorch, an optional install that this environment does not have. "
+            f"The cells below need it, so the run stops here. {TORCH_INSTALL_HINT} Without it you can still "
+            "read the lesson: its saved outputs show every result.") from None
+    return torch
+
+
 def torch_to_mindspore_name(name: str):
     """Return the MindSpore parameter name for a torchvision ResNet tensor name, or None if it has none.
 

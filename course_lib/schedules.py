@@ -1,27 +1,28 @@
-"""Learning-rate schedules: per-step lists, or MindSpore ``LearningRateSchedule`` cells built from the built-ins.
+"""Learning-rate schedules as per-step lists (Taught in lesson 06; A5 shows the old traps).
 
-MindSpore optimizers accept both as a dynamic learning rate: a list (one float per step, stored as a Parameter)
-or a ``nn.LearningRateSchedule`` cell that computes the rate from the optimizer's global step. The cells here are
-MindSpore's own ``nn.WarmUpLR`` and ``nn.CosineDecayLR``; :func:`warmup_cosine_schedule` joins them. The lists
-are the same curves written out in Python float64 (``nn.CosineDecayLR`` computes in float32), which
-``scripts/train.py`` and the lessons use and the tests check against the closed form.
+A MindSpore ``nn`` optimizer takes a dynamic learning rate (动态学习率) as a list or a 1-D Tensor with one rate
+per step: it stores it as a Parameter and reads entry ``global_step`` at every step. That form is plain data and
+works in every 2.x release, so the course uses it. The alternatives are on their way out in MindSpore 2.10:
 
-The functions of ``nn/dynamic_lr.py`` (``nn.cosine_decay_lr``, ``nn.warmup_lr``, ...) are "deprecated and will be
-removed after version 2.9.0" (their docstrings), so nothing here uses them. The migration guide's "Network
-Migration Debugging Example" calls ``nn.cosine_decay_lr(lr_end, lr, total, step_size, config.warmup)``: the fifth
-argument is ``decay_epoch`` (how many epochs the cosine spans), not a warmup length, so the learning rate reaches
-its minimum after ``warmup`` epochs and stays there. :func:`cosine_lr` takes the warmup and the decay length
-separately.
+- the list functions of ``nn/dynamic_lr.py`` (``nn.cosine_decay_lr``, ``nn.warmup_lr``, ...) and the cells
+  ``nn.WarmUpLR``, ``nn.ExponentialDecayLR``, ... are "deprecated and will be removed after version 2.9.0"
+  (their docstrings);
+- ``nn.CosineDecayLR``: "Non-backward-compatible change after version 2.9.0: this interface will be changed to a
+  scheduler object form, instead of being called with `global_step`".
+
+For a PyTorch-style scheduler object use ``mindspore.experimental.optim`` optimizers with
+``mindspore.experimental.optim.lr_scheduler`` (lesson 06 shows both paths).
+
+The migration guide's "Network Migration Debugging Example" calls ``nn.cosine_decay_lr(lr_end, lr, total,
+step_size, config.warmup)``: the fifth argument is ``decay_epoch`` (how many epochs the cosine spans), not a warmup
+length, so the learning rate reaches its minimum after ``warmup`` epochs and stays there. :func:`cosine_lr` takes
+the warmup and the decay length separately.
 """
 import math
 
-import mindspore as ms
-from mindspore import nn, ops
-from mindspore.nn.learning_rate_schedule import LearningRateSchedule
 from .validation import check_int, check_real
 
-__all__ = ["cosine_lr", "linear_warmup_lr", "cosine_decay_steps", "warmup_cosine_schedule", "WarmupCosineDecayLR",
-           "schedule_values"]
+__all__ = ["cosine_lr", "linear_warmup_lr", "cosine_decay_steps", "optimizer_lr_values"]
 
 
 def _check_real(name, value, fix):
@@ -103,43 +104,22 @@ def _check_lengths(total_steps, steps_per_epoch, warmup_epochs):
     return total_steps, warmup_steps
 
 
-class WarmupCosineDecayLR(LearningRateSchedule):
-    """``nn.WarmUpLR`` for ``warmup_steps`` steps, then ``nn.CosineDecayLR`` over the remaining ``decay_steps``.
+def optimizer_lr_values(optimizer):
+    """The per-step learning rates an ``nn`` optimizer holds, as a list of floats (one per step).
 
-    At global step ``i``: ``WarmUpLR(lr_max, warmup_steps)(i + 1)`` while ``i < warmup_steps`` (so the first step
-    trains at ``lr_max / warmup_steps``, not at 0), then ``CosineDecayLR(lr_min, lr_max, decay_steps)(i -
-    warmup_steps)``. Works on a scalar step (what an optimizer passes) and on a vector of steps.
+    For an optimizer built with ``learning_rate=`` a list or a 1-D Tensor: MindSpore wraps it in a schedule cell
+    whose Parameter ``learning_rate`` holds the values (``mindspore/nn/optim/optimizer.py``,
+    ``_IteratorLearningRate``). A float or a ``LearningRateSchedule`` cell holds no per-step values: TypeError.
     """
+    from mindspore import nn
 
-    def __init__(self, lr_max, lr_min, warmup_steps, decay_steps):
-        super().__init__()
-        self.warmup_steps = warmup_steps
-        self.warmup = nn.WarmUpLR(lr_max, max(warmup_steps, 1))
-        self.decay = nn.CosineDecayLR(lr_min, lr_max, decay_steps)
-
-    def construct(self, global_step):
-        in_warmup = global_step < self.warmup_steps
-        warm = self.warmup(global_step + 1)
-        cosine = self.decay(ops.maximum(global_step - self.warmup_steps, 0))
-        return ops.select(in_warmup, warm, cosine)
-
-
-def warmup_cosine_schedule(lr_max, lr_min, total_steps, steps_per_epoch, warmup_epochs=0):
-    """The schedule of :func:`cosine_lr` as a ``LearningRateSchedule`` cell made of MindSpore's built-ins.
-
-    Same arguments and checks as :func:`cosine_lr`; pass the result as ``learning_rate=`` to any ``nn``
-    optimizer. Its values equal :func:`cosine_lr`'s to float32 precision (the cells compute in float32).
-    """
-    lr_max, lr_min = _check_lr_pair(lr_max, lr_min)
-    total_steps, warmup_steps = _check_lengths(total_steps, steps_per_epoch, warmup_epochs)
-    return WarmupCosineDecayLR(lr_max, lr_min, warmup_steps, total_steps - warmup_steps)
-
-
-def schedule_values(schedule, steps):
-    """Evaluate a ``LearningRateSchedule`` cell at global steps ``0 … steps - 1``; returns a list of floats."""
-    if not isinstance(schedule, LearningRateSchedule):
-        raise TypeError(f"schedule must be a LearningRateSchedule cell, got {type(schedule).__name__}. "
-                        "Fix: pass e.g. nn.CosineDecayLR(0.0, 0.1, 100) or warmup_cosine_schedule(...).")
-    steps = _check_int("steps", steps, 1, "pass the number of steps to evaluate, e.g. 100.")
-    values = schedule(ms.Tensor(list(range(steps)), ms.int32)).asnumpy()
-    return [float(v) for v in values.reshape(-1)]
+    if not isinstance(optimizer, nn.Optimizer):
+        raise TypeError(f"optimizer must be an nn optimizer such as nn.Momentum, got {type(optimizer).__name__}. "
+                        "Fix: pass the optimizer you built with learning_rate=<list or 1-D Tensor>.")
+    schedule = optimizer.learning_rate
+    values = getattr(schedule, "learning_rate", None) if optimizer.dynamic_lr else None
+    if values is None or getattr(values, "ndim", 0) != 1:
+        kind = type(schedule).__name__ if optimizer.dynamic_lr else "a fixed learning rate"
+        raise TypeError(f"the optimizer holds no per-step learning rates (it has {kind}). Fix: pass "
+                        "learning_rate=<a list or 1-D Tensor with one rate per step>.")
+    return [float(v) for v in values.asnumpy()]

@@ -2,24 +2,16 @@
 
 
 def solve_06_1():
-    from mindspore import nn, ops
-    from mindspore.nn.learning_rate_schedule import LearningRateSchedule
+    import math
+
+    from mindspore import nn
 
     from course_lib.models import lenet5
 
-    class WarmupCosine(LearningRateSchedule):
-        def __init__(self, lr_max, lr_min, warmup_steps, decay_steps):
-            super().__init__()
-            self.warmup_steps = warmup_steps
-            self.warmup = nn.WarmUpLR(lr_max, warmup_steps)
-            self.decay = nn.CosineDecayLR(lr_min, lr_max, decay_steps)
-
-        def construct(self, global_step):
-            after = ops.maximum(global_step - self.warmup_steps, 0)  # steps since the warm-up ended
-            return ops.select(global_step < self.warmup_steps, self.warmup(global_step), self.decay(after))
-
-    net = lenet5()
-    return nn.Momentum(net.trainable_params(), learning_rate=WarmupCosine(0.1, 0.0, 2 * 44, 8 * 44), momentum=0.9)
+    warmup_steps, decay_steps = 2 * 44, 8 * 44
+    warmup = [0.1 * (step + 1) / warmup_steps for step in range(warmup_steps)]
+    cosine = [0.05 * (1 + math.cos(math.pi * step / decay_steps)) for step in range(decay_steps)]
+    return nn.Momentum(lenet5().trainable_params(), learning_rate=warmup + cosine, momentum=0.9)
 
 
 def solve_06_2():
@@ -50,7 +42,7 @@ def _wrong_06():
     from mindspore import nn
 
     from course_lib.models import lenet5, resnet18
-    from course_lib.schedules import cosine_lr, warmup_cosine_schedule
+    from course_lib.schedules import cosine_lr
 
     lenet_params = lenet5().trainable_params()
     net = resnet18(10)
@@ -59,9 +51,10 @@ def _wrong_06():
     decay = [p for p in params if not p.name.endswith((".gamma", ".beta", ".bias"))]
     return {
         "06.1": [
-            nn.Momentum(lenet_params, learning_rate=cosine_lr(0.1, 0.0, 440, 44, 2), momentum=0.9),  # a list
-            nn.Momentum(lenet_params, learning_rate=nn.CosineDecayLR(0.0, 0.1, 440), momentum=0.9),  # no warm-up
-            nn.Momentum(lenet_params, learning_rate=warmup_cosine_schedule(0.1, 0.0, 440, 44, 1), momentum=0.9),
+            nn.Momentum(lenet_params, learning_rate=nn.CosineDecayLR(0.0, 0.1, 440), momentum=0.9),  # a cell
+            nn.Momentum(lenet_params, learning_rate=cosine_lr(0.1, 0.0, 440, 44, 0), momentum=0.9),  # no warm-up
+            nn.Momentum(lenet_params, learning_rate=cosine_lr(0.1, 0.0, 440, 44, 1), momentum=0.9),  # 1 epoch
+            nn.Momentum(lenet_params, learning_rate=cosine_lr(0.1, 0.0, 400, 40, 2), momentum=0.9),  # 400 steps
             [0.1] * 440,
         ],
         "06.2": [

@@ -303,3 +303,17 @@ def test_training_steps_validate_the_recipe(torch_resnet18):
     with pytest.raises(RuntimeError, match="All 1 learning rates are used up"):
         step(*batch)
 
+
+
+def test_require_torch_returns_torch_or_says_how_to_install_it(monkeypatch):
+    import sys
+
+    from course_lib.migration import OptionalInstallMissing, require_torch
+
+    import torch
+
+    assert require_torch() is torch
+    monkeypatch.setitem(sys.modules, "torch", None)  # what Python does when torch is not installed
+    with pytest.raises(OptionalInstallMissing, match=r"requirements-torch\.txt.*course\.py install --full") as info:
+        require_torch()
+    assert info.value._render_traceback_() == [str(info.value)]  # IPython prints the message, no traceback

@@ -122,10 +122,10 @@ def _fusion_groups(num_gradients, split_indices) -> list:
     return [groups[key] for key in sorted(groups)]
 
 
-@exercise("08.3", "resnet18(num_classes=10): the all_reduce_fusion_config list giving 4 AllReduces: stem + layer1, "
+@exercise("08.3", "resnet18(num_classes=10): the all_reduce_fusion_config list giving 4 fusion ids: stem + layer1, "
                   "layer2, layer3, layer4 + end_point.",
            difficulty=2, minutes=10,
-           task_zh="resnet18(num_classes=10)：得到 4 次 AllReduce 的 all_reduce_fusion_config 列表：stem + layer1、"
+           task_zh="resnet18(num_classes=10)：得到 4 个融合编号的 all_reduce_fusion_config 列表：stem + layer1、"
                    "layer2、layer3、layer4 + end_point。")
 def check_fusion_config(answer):
     from ..models import resnet18
@@ -148,9 +148,9 @@ def check_fusion_config(answer):
               if max(answer) >= len(names) else "")
     beyond_zh = (f"（从 {len(names)} 开始的索引不会分割任何梯度：总共只有 {len(names)} 个梯度）"
                  if max(answer) >= len(names) else "")
-    expect(len(groups) == len(truth), f"Your list makes {len(groups)} AllReduce group(s) of the {len(names)} "
+    expect(len(groups) == len(truth), f"Your list makes {len(groups)} fusion group(s) of the {len(names)} "
                                       f"gradients{beyond}; the task asks for {len(truth)}.",
-                                      zh=f"你的列表把 {len(names)} 个梯度分成了 {len(groups)} 个 AllReduce 组"
+                                      zh=f"你的列表把 {len(names)} 个梯度分成了 {len(groups)} 个融合组"
                                          f"{beyond_zh}；题目要求 {len(truth)} 个。")
     ends, truth_ends = [group[-1] for group in groups[:-1]], [group[-1] for group in truth[:-1]]
     if all(end == true_end + 1 for end, true_end in zip(ends, truth_ends)):
@@ -164,11 +164,11 @@ def check_fusion_config(answer):
                         zh="你的每个组都早结束了一个梯度：分割索引是一个组最后一个梯度的索引，而不是下一组第一个梯"
                            "度的索引。")
     for number, (group, true_group) in enumerate(zip(groups, truth), start=1):
-        expect(group == true_group, f"AllReduce group {number} holds gradients {names[group[0]]!r} to "
+        expect(group == true_group, f"Fusion group {number} holds gradients {names[group[0]]!r} to "
                                     f"{names[group[-1]]!r}; it should hold the whole stage "
                                     f"{' + '.join(p.rstrip('.') for p in RESNET18_STAGES[number - 1])} and nothing "
                                     f"else.",
-                                    zh=f"AllReduce 第 {number} 组包含从 {names[group[0]]!r} 到 {names[group[-1]]!r} "
+                                    zh=f"第 {number} 个融合组包含从 {names[group[0]]!r} 到 {names[group[-1]]!r} "
                                        "的梯度；它应恰好包含整个阶段 "
                                        f"{' + '.join(p.rstrip('.') for p in RESNET18_STAGES[number - 1])}，不多也不"
                                        "少。")
