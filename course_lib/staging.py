@@ -32,7 +32,12 @@ def claim(parent: Path, prefix: str) -> Path:
     parent = Path(parent)
     folder = Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=parent))
     record = {"pid": os.getpid(), "host": socket.gethostname(), "started": _start_time(os.getpid())}
-    (folder / OWNER).write_text(json.dumps(record) + "\n", encoding="utf-8")
+    try:
+        (folder / OWNER).write_text(json.dumps(record) + "\n", encoding="utf-8")
+    except BaseException:
+        (folder / OWNER).unlink(missing_ok=True)
+        folder.rmdir()
+        raise
     return folder
 
 
@@ -43,6 +48,8 @@ def owner_alive(folder: Path) -> bool:
         pid, host, started = int(record["pid"]), record["host"], record.get("started")
     except (OSError, ValueError, KeyError, TypeError):
         return True  # no proof: treat it as in use
+    if record.get("abandoned") is True:
+        return False
     if host != socket.gethostname():
         return True
     if not psutil.pid_exists(pid):
@@ -58,6 +65,17 @@ def stale_folders(parent: Path, prefix: str) -> list[Path]:
         return []
     return sorted(p for p in parent.glob(f"{prefix}*") if p.is_dir() and (p / OWNER).is_file()
                   and not owner_alive(p))
+
+
+def abandon(folder: Path) -> None:
+    """Mark ``folder`` as no longer in use (its run failed or was interrupted): the next run recovers it."""
+    try:
+        path = Path(folder) / OWNER
+        record = json.loads(path.read_text(encoding="utf-8"))
+        record["abandoned"] = True
+        path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    except (OSError, ValueError):
+        pass
 
 
 def release(folder: Path) -> None:

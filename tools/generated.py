@@ -227,7 +227,13 @@ def rebuild(target: Path, produce, *, what: str, manifest: bool = True, legacy=N
         if other.is_dir() and (other / staging.OWNER).is_file() and staging.owner_alive(other):
             raise RebuildRunning(f"{what} is being rebuilt right now by another process ({shown(other)}). "
                                  f"Fix: wait for it to finish, or stop it, then run this again.")
-    new = staging.claim(target.parent, prefix)
+    try:
+        new = staging.claim(target.parent, prefix)
+    except OSError as error:
+        if staging.is_disk_full(error):
+            raise staging.DiskFullError(what, target.parent, needed, f"free at least {staging.megabytes(needed)} "
+                                        f"on that disk and run the command again.") from None
+        raise
     try:
         try:
             produce(new)
@@ -244,10 +250,17 @@ def rebuild(target: Path, produce, *, what: str, manifest: bool = True, legacy=N
         for old in adopt:
             if Path(old).is_dir() and Path(old).resolve() != target.resolve():
                 _adopt(Path(old), target, new, report)
-        return _sync(new, target, what, manifest, legacy, report)
-    finally:
+        written = _sync(new, target, what, manifest, legacy, report)
+    except BaseException as error:  # Ctrl-C or an error: what is left is recovered by the next run, never deleted
         if new.exists():
-            staging.release(new)
+            staging.abandon(new)
+        if staging.is_disk_full(error):
+            raise staging.DiskFullError(what, target.parent, needed, f"free at least {staging.megabytes(needed)} "
+                                        f"on that disk and run the command again; every file in {shown(target)} "
+                                        f"is whole (old or new version).") from None
+        raise
+    staging.release(new)
+    return written
 
 
 def _adopt(old: Path, target: Path, new: Path, report) -> None:
@@ -257,13 +270,12 @@ def _adopt(old: Path, target: Path, new: Path, report) -> None:
     for rel in _walk(old):
         path = old / rel
         fresh = new / rel
-        if is_course_file(path, old_manifest, rel) or (fresh.is_file() and file_sha(fresh) == file_sha(path)):
-            continue
-        if old.name.endswith(".tmp") and path.suffix == ".ipynb" and fresh.is_file() \
-                and record_of(path)[1] == record_of(fresh)[1]:
-            continue  # an old-style temp folder's fresh copy, regenerated now
         there = target / rel
-        if there.exists() and file_sha(there) == file_sha(path):
+        if (is_course_file(path, old_manifest, rel) or (fresh.is_file() and file_sha(fresh) == file_sha(path))
+                or (path.suffix == ".ipynb" and fresh.is_file() and record_of(path)[1] == record_of(fresh)[1])
+                or (there.is_file() and file_sha(there) == file_sha(path))):
+            if old.name.endswith(".tmp"):
+                path.unlink()  # an old-style temp folder's copy of something that exists elsewhere
             continue
         destination = there if not there.exists() else there.with_name(f"{there.stem}.from-{old.name}"
                                                                         f"{there.suffix}")
