@@ -254,7 +254,7 @@ def rebuild(target: Path, produce, *, what: str, manifest: bool = True, legacy=N
     except BaseException as error:  # Ctrl-C or an error: what is left is recovered by the next run, never deleted
         if new.exists():
             staging.abandon(new)
-        if staging.is_disk_full(error):
+        if staging.is_disk_full(error) and not isinstance(error, staging.DiskFullError):
             raise staging.DiskFullError(what, target.parent, needed, f"free at least {staging.megabytes(needed)} "
                                         f"on that disk and run the command again; every file in {shown(target)} "
                                         f"is whole (old or new version).") from None
