@@ -367,3 +367,23 @@ def test_dead_pid_helper_and_stale_records(tmp_path):
     record["host"] = "another-machine"
     (folder / staging.OWNER).write_text(json.dumps(record))
     assert not staging.stale_folders(tmp_path, ".x-")  # cannot prove it: left alone
+
+
+@pytest.mark.parametrize("edition", ["instructor", "student"])
+def test_a_notebook_only_opened_and_saved_again_is_still_the_courses(tmp_path, edition):
+    """JupyterLab may store strings as lists of lines or indent differently: same cells, so still the course's."""
+    out = make_editions.build(edition, tmp_path / edition)
+    for path in sorted(out.glob("*.ipynb"))[:3]:
+        nb = json.loads(path.read_text(encoding="utf-8"))
+        for cell in nb["cells"]:
+            cell["source"] = "".join(cell["source"]) if isinstance(cell["source"], list) else \
+                cell["source"].splitlines(True)
+            for output in cell.get("outputs", []):
+                if isinstance(output.get("text"), list):
+                    output["text"] = "".join(output["text"])
+        path.write_text(json.dumps(nb, indent=2, ensure_ascii=True), encoding="utf-8")
+        assert generated.is_unchanged_notebook(path), path.name
+    nb = nbformat.read(out / FIRST, as_version=4)
+    assert any(c.get("outputs") for c in nb.cells) == (edition == "instructor")
+    make_editions.build(edition, out)
+    assert not list(out.glob("*.new.ipynb"))  # replaced, nothing kept beside

@@ -20,6 +20,7 @@ The rule, in one place:
 """
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
@@ -29,6 +30,7 @@ import sys
 from pathlib import Path
 
 import nbformat
+from nbformat.v4.rwbase import rejoin_lines
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # `python tools/x.py` from a checkout without an installed course_lib
@@ -54,10 +56,14 @@ def _text(source) -> str:
 
 
 def content_sha(nb) -> str:
-    """SHA-256 of what a learner can change in a notebook: its cells (not the notebook or cell metadata)."""
+    """SHA-256 of what a learner can change in a notebook: its cells (not the notebook or cell metadata).
+
+    The same for a notebook in memory and on disk: multi-line strings are compared joined, as nbformat reads
+    them (``nbformat.v4.rwbase.rejoin_lines``), since a file stores them as lists of lines."""
+    nb = rejoin_lines(nbformat.from_dict({"cells": copy.deepcopy(list(nb.get("cells", [])))}))
     cells = [{"cell_type": c.get("cell_type"), "source": _text(c.get("source")), "outputs": c.get("outputs", []),
               "execution_count": c.get("execution_count"), "attachments": c.get("attachments", {})}
-             for c in nb.get("cells", [])]
+             for c in nb["cells"]]
     return hashlib.sha256(json.dumps(cells, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
