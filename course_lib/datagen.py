@@ -37,7 +37,7 @@ SHAPES_CLASSES = ("background", "circle", "rectangle", "triangle")
 IGNORE_LABEL = 255
 MANIFEST_NAME = "MANIFEST.sha256"
 DATASETS = ("digits_mnist", "digits_png", "shapes")
-STAGING_PREFIX = ".tmp-datagen-"
+STAGING_PREFIX = _staging.DATAGEN_PREFIX
 #: The disk space datagen needs, for the free-space check: `du -s data` is 13 MB on a disk with 4 KiB blocks
 #: (6.9 MB of file content in about 1,800 small files).
 EXPECTED_BYTES = 14_000_000

@@ -15,12 +15,16 @@ import socket
 import tempfile
 from pathlib import Path
 
-import psutil
-
 OWNER = ".owner.json"
+#: The temporary folders of course_lib.datagen (beside its target folder).
+DATAGEN_PREFIX = ".tmp-datagen-"
 
 
 def _start_time(pid: int) -> float | None:
+    try:
+        import psutil  # here, not at the top: tools/clean.py runs without the course's packages
+    except ImportError:
+        return None
     try:
         return psutil.Process(pid).create_time()
     except (psutil.NoSuchProcess, psutil.AccessDenied, OSError):
@@ -51,6 +55,18 @@ def owner_alive(folder: Path) -> bool:
     if record.get("abandoned") is True:
         return False
     if host != socket.gethostname():
+        return True
+    try:
+        import psutil
+    except ImportError:  # tools/clean.py run by a Python without the course's packages
+        if os.name == "nt":
+            return True  # no safe probe without psutil: left alone
+        try:
+            os.kill(pid, 0)  # signal 0 only checks that the process exists
+        except ProcessLookupError:
+            return False
+        except OSError:
+            return True
         return True
     if not psutil.pid_exists(pid):
         return False

@@ -387,3 +387,23 @@ def test_a_notebook_only_opened_and_saved_again_is_still_the_courses(tmp_path, e
     assert any(c.get("outputs") for c in nb.cells) == (edition == "instructor")
     make_editions.build(edition, out)
     assert not list(out.glob("*.new.ipynb"))  # replaced, nothing kept beside
+
+
+def test_clean_runs_without_the_course_packages_and_removes_a_killed_datagens_folder(tmp_path):
+    """`make clean` must work before `make install` (no nbformat, no psutil), and clears stale temp folders."""
+    root = tmp_path / "checkout"
+    out = make_editions.build("student", root / "build" / "student")
+    edit(out / FIRST, "run")
+    killed = staging.claim(root, staging.DATAGEN_PREFIX)
+    record = json.loads((killed / staging.OWNER).read_text())
+    record["pid"] = dead_pid()
+    (killed / staging.OWNER).write_text(json.dumps(record))
+    live = staging.claim(root, staging.DATAGEN_PREFIX)  # this process: in use
+    script = (f"import runpy, sys\nfor name in ('nbformat', 'psutil', 'numpy', 'mindspore'):\n"
+              f"    sys.modules[name] = None\n"
+              f"ns = runpy.run_path({str(ROOT / 'tools' / 'clean.py')!r})\n"
+              f"ns['clean']({str(root)!r})\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert not killed.exists() and live.is_dir() and (out / FIRST).is_file()
+    assert not [p for p in out.iterdir() if p.name not in (FIRST, generated.MANIFEST)]

@@ -95,12 +95,11 @@ def plan(root: Path = ROOT) -> tuple[list[Path], list[Path]]:
 
 def clean(root: Path = ROOT, dry_run: bool = False, report=print) -> tuple[list[Path], list[Path]]:
     """Remove what :func:`plan` lists; print what was removed and what was kept (and why)."""
-    from course_lib import datagen
-
     root = Path(root)
     remove, keep = plan(root)
-    stale = [] if dry_run else datagen.clean_stale_staging(root, report) + datagen.clean_stale_staging(
-        root / "data", report)
+    # a killed `make data` leaves .tmp-datagen-<pid>-* beside data/ (course_lib.datagen): removed once its owner ended
+    stale = staging.stale_folders(root, staging.DATAGEN_PREFIX)
+    remove += stale
     # a killed `translate.py build` leaves notebooks/.zh.rebuild-*: generated notebooks only, or it stays
     for leftover in staging.stale_folders(root / "notebooks", ".zh.rebuild-"):
         if all(p.name == staging.OWNER or generated.is_unchanged_notebook(p)

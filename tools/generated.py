@@ -29,8 +29,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import nbformat
-from nbformat.v4.rwbase import rejoin_lines
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # `python tools/x.py` from a checkout without an installed course_lib
@@ -55,15 +53,28 @@ def _text(source) -> str:
     return "".join(source) if isinstance(source, list) else (source or "")
 
 
+def _joined_output(output) -> dict:
+    """An output with its multi-line strings joined, as nbformat reads them (v4 ``rejoin_lines``)."""
+    output = copy.deepcopy(dict(output))
+    if isinstance(output.get("text"), list):
+        output["text"] = "".join(output["text"])
+    data = output.get("data")
+    if isinstance(data, dict):
+        output["data"] = {mime: ("".join(value) if isinstance(value, list) and not
+                                 (mime == "application/json" or mime.endswith("+json")) else value)
+                          for mime, value in data.items()}
+    return output
+
+
 def content_sha(nb) -> str:
     """SHA-256 of what a learner can change in a notebook: its cells (not the notebook or cell metadata).
 
-    The same for a notebook in memory and on disk: multi-line strings are compared joined, as nbformat reads
-    them (``nbformat.v4.rwbase.rejoin_lines``), since a file stores them as lists of lines."""
-    nb = rejoin_lines(nbformat.from_dict({"cells": copy.deepcopy(list(nb.get("cells", [])))}))
-    cells = [{"cell_type": c.get("cell_type"), "source": _text(c.get("source")), "outputs": c.get("outputs", []),
+    The same for a notebook in memory and on disk: a file stores multi-line strings as lists of lines, they are
+    compared joined (as nbformat reads them). Needs only the standard library, so `make clean` runs anywhere."""
+    cells = [{"cell_type": c.get("cell_type"), "source": _text(c.get("source")),
+              "outputs": [_joined_output(o) for o in c.get("outputs", [])],
               "execution_count": c.get("execution_count"), "attachments": c.get("attachments", {})}
-             for c in nb["cells"]]
+             for c in nb.get("cells", [])]
     return hashlib.sha256(json.dumps(cells, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
@@ -75,6 +86,8 @@ def stamp(nb, sources: list, tool: str):
 
 
 def render(nb) -> str:
+    import nbformat
+
     return nbformat.writes(nb) + "\n"
 
 
