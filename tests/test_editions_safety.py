@@ -266,10 +266,14 @@ def test_student_bundle_keeps_working_and_keeps_a_changed_file(tmp_path, capsys)
     bundle = make_editions.build_bundle(tmp_path / "course-student", wheelhouse=False)
     (bundle / "notebooks" / MINE).write_text("我的")
     mine = edit(bundle / "notebooks" / FIRST, "run")
-    make_editions.build_bundle(bundle, wheelhouse=False)
-    assert (bundle / "notebooks" / MINE).read_text() == "我的" and (bundle / "notebooks" / FIRST).read_text() == mine
-    assert (bundle / "Makefile").is_file() and not (bundle / "solutions").exists()
-    assert not leftovers(bundle)
+    (bundle / "Makefile").write_text((bundle / "Makefile").read_text() + "\n# my own target\n")
+    makefile = (bundle / "Makefile").read_text()
+    for _ in range(2):  # back to back: the course's Makefile did not change, so nothing is written beside it
+        make_editions.build_bundle(bundle, wheelhouse=False)
+        assert (bundle / "notebooks" / MINE).read_text() == "我的"
+        assert (bundle / "notebooks" / FIRST).read_text() == mine and (bundle / "Makefile").read_text() == makefile
+        assert not (bundle / "Makefile.new").exists() and not (bundle / "solutions").exists()
+        assert not leftovers(bundle)
 
 
 # ------------------------------------------------------------------------------------ the Chinese edition

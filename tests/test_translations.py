@@ -135,12 +135,11 @@ def test_build_check_and_extract_on_a_scratch_repository(tmp_path, monkeypatch):
     zh_path.write_text(zh_path.read_text(encoding="utf-8").replace("中文：", "中文:", 1), encoding="utf-8")
     assert [p for p in translate.check() if "is not what `make zh` generates" in p] != []
     edited_by_hand = zh_path.read_text(encoding="utf-8")
-    translate.build()  # a hand-edited zh notebook is someone's work: kept, the generated one written beside it
-    assert zh_path.read_text(encoding="utf-8") == edited_by_hand
-    beside = zh_path.with_name(f"{SAMPLE}.new.ipynb")
-    assert beside.is_file() and [p for p in translate.check() if "is not what `make zh` generates" in p] != []
-    zh_path.unlink()
-    beside.unlink()
+    said = []
+    translate.build(report=said.append)  # a hand-edited zh notebook is someone's work: kept, and said so
+    assert zh_path.read_text(encoding="utf-8") == edited_by_hand and said[0].startswith("kept your changed")
+    assert [p for p in translate.check() if "is not what `make zh` generates" in p] != []
+    zh_path.unlink()  # delete it to get the generated one
     translate.build()
     assert translate.check() == []
     (notebooks / "zh" / "99_gone.ipynb").write_text("{}")

@@ -318,7 +318,7 @@ def _sync(new: Path, target: Path, what: str, use_manifest: bool, legacy, report
         for rel in rels:
             union.setdefault(rel, set()).add(file_sha(new / rel))
         write_manifest(target, union)
-    written, course = {}, []
+    written, course, kept = {}, [], {}
     for rel in rels:
         source, there = new / rel, target / rel
         sha = file_sha(source)
@@ -334,6 +334,7 @@ def _sync(new: Path, target: Path, what: str, use_manifest: bool, legacy, report
             their_base = record_of(there)[0] if there.suffix == ".ipynb" else None
             current = (their_base or {}).get("content_sha256") == record_of(source)[1] if their_base else \
                 sha in old_manifest.get(rel, ())
+            kept[rel] = set(old_manifest.get(rel, ()))  # what theirs started from, for the next build
             if current:
                 source.unlink()  # the course's version is the one theirs started from: nothing new to add
                 report(f"kept your changed {shown(there)}")
@@ -350,7 +351,8 @@ def _sync(new: Path, target: Path, what: str, use_manifest: bool, legacy, report
         if path.is_file() and is_course_file(path, old_manifest, rel):
             path.unlink()
     if use_manifest:
-        write_manifest(target, {rel: {sha} for rel, sha in written.items()})
+        write_manifest(target, {**{rel: shas for rel, shas in kept.items() if shas},
+                                **{rel: {sha} for rel, sha in written.items()}})
         legacy_zh = target / "zh" / MANIFEST
         if legacy_zh.is_file():
             legacy_zh.unlink()
