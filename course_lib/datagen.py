@@ -4,6 +4,15 @@ Nothing is downloaded: the digits are scikit-learn's bundled copy of the UCI han
 8x8 scans), the segmentation "shapes" are drawn from a fixed seed. Every file is first written into a
 temporary folder next to ``data/`` and moved into place only when complete, then listed in
 ``data/MANIFEST.sha256``, which ``course_lib.data`` verifies before reading.
+
+``--out DIR`` never replaces anything of a user's: datagen writes into DIR only when DIR holds none of its
+folders (``digits_mnist/``, ``digits_png/``, ``shapes/``) and no ``MANIFEST.sha256``, or exactly what an earlier
+datagen run wrote there (every file listed in the manifest with its digest, no other file in those folders).
+Otherwise it refuses and names the files that differ. Other files in DIR are never touched.
+
+A killed run leaves its temporary folder ``.tmp-datagen-<pid>-*`` beside the target; the next run deletes it once
+its owner record proves that process has ended (``course_lib.staging``). A full disk stops the run with one
+message (what, where, how much space it needs, the fix) and leaves the target as it was.
 """
 import argparse
 import hashlib
@@ -12,11 +21,11 @@ import os
 import shutil
 import struct
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from . import staging as _staging
 from .paths import DATA_DIR, relative
 
 DIGITS_SEED = 20240601
@@ -28,6 +37,10 @@ SHAPES_CLASSES = ("background", "circle", "rectangle", "triangle")
 IGNORE_LABEL = 255
 MANIFEST_NAME = "MANIFEST.sha256"
 DATASETS = ("digits_mnist", "digits_png", "shapes")
+STAGING_PREFIX = _staging.DATAGEN_PREFIX
+#: The disk space datagen needs, for the free-space check: `du -s data` is 13 MB on a disk with 4 KiB blocks
+#: (6.9 MB of file content in about 1,800 small files).
+EXPECTED_BYTES = 14_000_000
 REGENERATE_HINT = "Regenerate it with `make data` (or `python -m course_lib.datagen`) from the repository root."
 
 
@@ -182,16 +195,72 @@ def file_digest(path: Path) -> str:
 
 def build_manifest(root: Path) -> str:
     lines = []
-    for path in sorted(p for p in root.rglob("*") if p.is_file() and p.name != MANIFEST_NAME):
+    for path in sorted(p for name in DATASETS for p in (root / name).rglob("*") if p.is_file()):
         lines.append(f"{file_digest(path)}  {path.relative_to(root).as_posix()}")
     return "\n".join(lines) + "\n"
 
 
+class DatagenRefused(FileExistsError):
+    """The target folder holds files that datagen did not write (or that changed since): they are not replaced."""
+
+
+def _not_datagens(target: Path) -> list[str]:
+    """What in ``target`` datagen would replace but did not write itself (empty: safe to replace)."""
+    present = [name for name in (*DATASETS, MANIFEST_NAME) if (target / name).exists()]
+    if not present:
+        return []
+    manifest = target / MANIFEST_NAME
+    if not manifest.is_file():
+        return [f"{name} (no {MANIFEST_NAME} says datagen wrote it)" for name in present]
+    listed = {}
+    for line in manifest.read_text(encoding="utf-8", errors="replace").splitlines():
+        digest, _, name = line.partition("  ")
+        if not name or len(digest) != 64:
+            return [f"{MANIFEST_NAME} (not a datagen manifest: line {line[:60]!r})"]
+        listed[name] = digest
+    found = {p.relative_to(target).as_posix(): p for name in DATASETS if (target / name).exists()
+             for p in ([target / name] if (target / name).is_file() else (target / name).rglob("*")) if p.is_file()}
+    problems = [f"{name} (not written by datagen)" for name in sorted(set(found) - set(listed))]
+    problems += [f"{name} (listed in {MANIFEST_NAME}, missing)" for name in sorted(set(listed) - set(found))
+                 if name.split("/")[0] in DATASETS]
+    problems += [f"{name} (changed since datagen wrote it)" for name in sorted(set(found) & set(listed))
+                 if file_digest(found[name]) != listed[name]]
+    problems += [f"{MANIFEST_NAME} (lists {name}, which is not datagen's)" for name in sorted(listed)
+                 if name.split("/")[0] not in DATASETS]
+    return problems
+
+
+def clean_stale_staging(parent: Path, report=print) -> list[Path]:
+    """Delete the temporary folders of killed datagen runs in ``parent`` (only those whose owner has ended)."""
+    removed = []
+    for folder in _staging.stale_folders(parent, STAGING_PREFIX):
+        shutil.rmtree(folder, ignore_errors=True)
+        if not folder.exists():
+            removed.append(folder)
+            report(f"removed {relative(folder)}/, left by a datagen run that was stopped")
+    return removed
+
+
 def generate(target: Path = DATA_DIR, quiet: bool = False) -> Path:
-    """Build every data set in a temporary folder beside ``target`` and move them into place."""
+    """Build every data set in a temporary folder beside ``target`` and move them into place.
+
+    Raises DatagenRefused when ``target`` holds files of datagen's names that datagen did not write, and
+    ``course_lib.staging.DiskFullError`` when the disk fills up (``target`` is then left as it was).
+    """
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".tmp-datagen-", dir=target.parent))
+    clean_stale_staging(target.parent, report=(lambda _: None) if quiet else print)
+    foreign = _not_datagens(target)
+    if foreign:
+        shown = "\n  ".join(foreign[:10]) + (f"\n  ... and {len(foreign) - 10} more" if len(foreign) > 10 else "")
+        raise DatagenRefused(
+            f"Not writing into {target}: it holds files that datagen did not write, and datagen never replaces "
+            f"them:\n  {shown}\nFix: pass an empty or new folder to --out, or move these files away first.")
+    fix = (f"free at least {_staging.megabytes(EXPECTED_BYTES)} on that disk, or pass another folder with "
+           f"--out (`python -m course_lib.datagen --out /a/folder/with/space`).")
+    if _staging.shutil_free(target.parent) < EXPECTED_BYTES:
+        raise _staging.DiskFullError("the course's data sets", target.parent, EXPECTED_BYTES, fix)
+    staging = _staging.claim(target.parent, STAGING_PREFIX)
     try:
         write_digits(staging)
         write_shapes(staging)
@@ -200,11 +269,16 @@ def generate(target: Path = DATA_DIR, quiet: bool = False) -> Path:
         for name in DATASETS:
             old = target / name
             if old.exists():
-                shutil.rmtree(old)
+                os.replace(old, staging / f"replaced-{name}")  # datagen's own, verified above; deleted below
             os.replace(staging / name, old)
         tmp_manifest = target / (MANIFEST_NAME + ".tmp")
         tmp_manifest.write_text(manifest)
         os.replace(tmp_manifest, target / MANIFEST_NAME)
+    except OSError as error:
+        if _staging.is_disk_full(error):
+            shutil.rmtree(staging, ignore_errors=True)  # first, so that the message shows the space really free
+            raise _staging.DiskFullError("the course's data sets", target.parent, EXPECTED_BYTES, fix) from None
+        raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     if not quiet:
@@ -216,7 +290,11 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=DATA_DIR, help="target folder (default: the repo's data/)")
     args = parser.parse_args(argv)
-    generate(args.out)
+    try:
+        generate(args.out)
+    except (DatagenRefused, _staging.DiskFullError) as error:
+        print(error, file=sys.stderr)
+        return 1
     return 0
 
 

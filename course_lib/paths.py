@@ -1,6 +1,8 @@
 """Where the course's files live, resolved from the package (never from the working directory)."""
 import os
 import re
+import sys
+import tempfile
 import uuid
 from pathlib import Path
 
@@ -14,13 +16,59 @@ DATA_DIR = Path(os.environ.get("COURSE_DATA_DIR", PROJECT_ROOT / "data"))
 OUTPUT_DIR = Path(os.environ.get("COURSE_OUTPUT_DIR", PROJECT_ROOT / "outputs"))
 
 
+def fallback_output_dir() -> Path:
+    """Where lessons write when the checkout is read-only and COURSE_OUTPUT_DIR is not set: the user's own cache
+    folder for the course (``platformdirs``: ~/.cache on Linux, ~/Library/Caches on macOS,
+    %LOCALAPPDATA% on Windows), used when the checkout's outputs/ cannot be written."""
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("mindspore-course", appauthor=False)) / "outputs"
+
+
+_warned_fallback = set()
+
+
+def _writable(folder: Path) -> OSError | None:
+    """None when ``folder`` exists (created if needed) and a file can be written in it, else the error."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder, prefix=".write-test-"):
+            pass
+    except OSError as error:
+        return error
+    return None
+
+
 def lesson_dir(name: str) -> Path:
-    """Return (and create) the output folder of one lesson, e.g. ``lesson_dir("03")`` -> outputs/03."""
-    if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
+    """Return (and create) the output folder of one lesson, e.g. ``lesson_dir("03")`` -> outputs/03.
+
+    In a read-only checkout (e.g. a course copied to a write-protected USB stick) the lesson writes into the
+    user's cache folder instead (:func:`fallback_output_dir`), and says so once. A COURSE_OUTPUT_DIR that cannot
+    be written, or a cache folder that cannot be written either, raises PermissionError naming the folder and
+    the fix."""
+    if not isinstance(name, str) or not name or "/" in name or "\\" in name or name.startswith("."):
         raise ValueError(f"lesson name must be a plain folder name such as '03', got {name!r}.")
     path = OUTPUT_DIR / name
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    error = _writable(path)
+    if error is None:
+        return path
+    reason = error.strerror or str(error)
+    if os.environ.get("COURSE_OUTPUT_DIR"):
+        raise PermissionError(f"The lesson's output folder {path} cannot be written ({reason}); it comes from "
+                              f"COURSE_OUTPUT_DIR. Fix: set COURSE_OUTPUT_DIR to a folder you can write to.") from None
+    fallback = fallback_output_dir() / name
+    second = _writable(fallback)
+    if second is not None:
+        raise PermissionError(
+            f"The lesson's output folder {path} cannot be written ({reason}), nor the fallback {fallback} "
+            f"({second.strerror or second}). Fix: set COURSE_OUTPUT_DIR to a folder you can write to, e.g. "
+            f"`export COURSE_OUTPUT_DIR=$HOME/course-outputs` before starting JupyterLab.") from None
+    if OUTPUT_DIR not in _warned_fallback:
+        _warned_fallback.add(OUTPUT_DIR)
+        print(f"Note: {OUTPUT_DIR} cannot be written ({reason}: a read-only copy of the course?). The lessons "
+              f"write into {fallback.parent} instead. Set COURSE_OUTPUT_DIR to choose another folder.",
+              file=sys.stderr)
+    return fallback
 
 
 def relative(path) -> str:

@@ -134,7 +134,14 @@ def test_build_check_and_extract_on_a_scratch_repository(tmp_path, monkeypatch):
     zh_path = notebooks / "zh" / f"{SAMPLE}.ipynb"
     zh_path.write_text(zh_path.read_text(encoding="utf-8").replace("中文：", "中文:", 1), encoding="utf-8")
     assert [p for p in translate.check() if "is not what `make zh` generates" in p] != []
+    edited_by_hand = zh_path.read_text(encoding="utf-8")
+    said = []
+    translate.build(report=said.append)  # a hand-edited zh notebook is someone's work: kept, and said so
+    assert zh_path.read_text(encoding="utf-8") == edited_by_hand and said[0].startswith("kept your changed")
+    assert [p for p in translate.check() if "is not what `make zh` generates" in p] != []
+    zh_path.unlink()  # delete it to get the generated one
     translate.build()
+    assert translate.check() == []
     (notebooks / "zh" / "99_gone.ipynb").write_text("{}")
     assert any("99_gone.ipynb has no English notebook" in p for p in translate.check())
     (notebooks / "zh" / "99_gone.ipynb").unlink()

@@ -6,6 +6,13 @@ search box over the text of every page (a small JSON index, searched in the brow
 Two languages: the English pages at the top of the site, the Chinese edition (notebooks/zh/, made by `make zh`;
 docs/WORKSHOP.zh-CN.md; the bilingual glossary) under build/site/zh/ with the same page names. Every page that has
 a counterpart in the other language links to it ("中文" / "English"); both indexes list both editions.
+
+Nothing from a lesson, a translation catalog or a markdown page can run script in a reader's browser: nbconvert's
+own sanitising is switched on (``HTMLExporter(sanitize_html=True)``: markdown cells and HTML outputs pass its
+``clean_html`` filter, JavaScript outputs are dropped), with :func:`sanitize` (bleach, an allow-list of the tags and
+attributes that markdown makes, so headings and tables survive; nbconvert's default list would show them as text)
+as that filter; the markdown pages pass :func:`sanitize` too. Page names in links are percent-encoded and
+HTML-escaped (a file name with ``"`` or ``javascript:`` is just a name).
 """
 import html
 import json
@@ -13,8 +20,11 @@ import re
 import shutil
 import sys
 from pathlib import Path
+from urllib.parse import quote
 
+import bleach
 import mistune
+from bleach.css_sanitizer import CSSSanitizer
 import nbformat
 from nbconvert import HTMLExporter
 
@@ -38,6 +48,43 @@ STYLE = """<style>
 </style>"""
 
 
+#: What markdown (mistune, nbconvert's markdown2html with pygments) produces; no script, no event handlers, no forms.
+ALLOWED_TAGS = frozenset(bleach.ALLOWED_TAGS) | {
+    "p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "code", "span", "div", "img", "table", "thead",
+    "tbody", "tfoot", "tr", "th", "td", "caption", "sup", "sub", "del", "ins", "s", "kbd", "details", "summary",
+    "dl", "dt", "dd", "figure", "figcaption", "section", "small", "mark", "u"}
+ALLOWED_ATTRIBUTES = {"*": ["class", "id", "lang", "title", "dir"], "a": ["href", "title", "hreflang", "name"],
+                      "img": ["src", "alt", "title", "width", "height"], "th": ["style", "colspan", "rowspan"],
+                      "td": ["style", "colspan", "rowspan"], "ol": ["start"], "code": ["class"]}
+#: http(s), mailto and relative links; ``data:`` only for images (bleach checks every href/src against this list).
+ALLOWED_PROTOCOLS = ["http", "https", "mailto"]
+_CLEANER = bleach.Cleaner(tags=ALLOWED_TAGS, attributes=ALLOWED_ATTRIBUTES, protocols=ALLOWED_PROTOCOLS,
+                          css_sanitizer=CSSSanitizer(allowed_css_properties=["text-align"]), strip=True,
+                          strip_comments=True)
+_DATA_IMAGE = re.compile(r'<img\b[^>]*\bsrc="data:image/(?:png|jpeg|gif|webp);base64,[A-Za-z0-9+/=\s]*"')
+
+
+def sanitize(markup) -> str:
+    """``markup`` without script: only the tags, attributes and URL schemes of ALLOWED_* are kept (bleach);
+    a base64 PNG/JPEG/GIF/WebP image keeps its ``data:`` source (it cannot run script)."""
+    markup = markup.decode() if isinstance(markup, bytes) else str(markup)
+    images = {}
+
+    def park(match):  # bleach drops data: URLs; keep the harmless image ones
+        key = f"course-image-{len(images)}"
+        images[key] = match.group(0)
+        return f'<img src="{key}"'
+    cleaned = _CLEANER.clean(_DATA_IMAGE.sub(park, markup))
+    for key, original in images.items():
+        cleaned = cleaned.replace(f'<img src="{key}"', original, 1)
+    return cleaned
+
+
+def href(page: str) -> str:
+    """A page name as a safe relative link: percent-encoded (``:`` too, so never a scheme) and HTML-escaped."""
+    return html.escape(quote(page, safe="/#"), quote=True)
+
+
 def title_of(nb, fallback: str) -> str:
     for cell in nb.cells:
         if cell.cell_type == "markdown":
@@ -52,11 +99,11 @@ def nav_bar(prev_page, next_page, lang: str = "en", other: str | None = None) ->
     words = WORDS[lang]
     links = [f'<a href="index.html">{words["index"]}</a>']
     if prev_page:
-        links.append(f'<a href="{prev_page[0]}">&larr; {html.escape(prev_page[1])}</a>')
+        links.append(f'<a href="{href(prev_page[0])}">&larr; {html.escape(prev_page[1])}</a>')
     if next_page:
-        links.append(f'<a href="{next_page[0]}">{html.escape(next_page[1])} &rarr;</a>')
+        links.append(f'<a href="{href(next_page[0])}">{html.escape(next_page[1])} &rarr;</a>')
     if other:
-        links.append(f'<a class="course-lang" href="{other}" lang="{words["other_lang"]}" '
+        links.append(f'<a class="course-lang" href="{href(other)}" lang="{words["other_lang"]}" '
                      f'hreflang="{words["other_lang"]}">{words["other"]}</a>')
     return f'<nav class="course-nav">{"".join(links)}</nav>'
 
@@ -121,8 +168,8 @@ def _list(pages, others=None, other_word="") -> str:
     """<li> per page; ``others``: page -> its counterpart in the other language, linked after the title."""
     items = []
     for page, title in pages:
-        extra = f' · <a href="{others[page]}">{other_word}</a>' if others and page in others else ""
-        items.append(f'<li><a href="{page}">{html.escape(title)}</a>{extra}</li>')
+        extra = f' · <a href="{href(others[page])}">{other_word}</a>' if others and page in others else ""
+        items.append(f'<li><a href="{href(page)}">{html.escape(title)}</a>{extra}</li>')
     return "".join(items)
 
 
@@ -133,7 +180,7 @@ def build(out_dir: Path = None, zh_dir: Path = None) -> Path:
     staging = out_dir.with_name(out_dir.name + ".tmp")
     shutil.rmtree(staging, ignore_errors=True)
     (staging / ZH).mkdir(parents=True)
-    exporter = HTMLExporter(template_name="lab")
+    exporter = HTMLExporter(template_name="lab", sanitize_html=True, filters={"clean_html": sanitize})
     notebooks = sorted((ROOT / "notebooks").glob("*.ipynb"))
     zh_notebooks = [zh_dir / p.name for p in notebooks if (zh_dir / p.name).is_file()]
     pages = [(p.stem + ".html", title_of(nbformat.read(p, as_version=4), p.stem)) for p in notebooks]
@@ -145,13 +192,13 @@ def build(out_dir: Path = None, zh_dir: Path = None) -> Path:
                       f"{ZH}/{pages[i][0]}" if pages[i][0] in has_zh else None)
         body = _lesson_page(exporter, nbformat.read(path, as_version=4), nav, "en")
         (staging / pages[i][0]).write_text(body, encoding="utf-8")
-        search_index.append({"page": pages[i][0], "title": pages[i][1], "text": plain_text(body)[:60000]})
+        search_index.append({"page": quote(pages[i][0]), "title": pages[i][1], "text": plain_text(body)[:60000]})
     for i, path in enumerate(zh_notebooks):
         nav = nav_bar(zh_pages[i - 1] if i else None, zh_pages[i + 1] if i + 1 < len(zh_pages) else None, "zh",
                       f"../{zh_pages[i][0]}")
         body = _lesson_page(exporter, nbformat.read(path, as_version=4), nav, "zh", has_zh)
         (staging / ZH / zh_pages[i][0]).write_text(body, encoding="utf-8")
-        zh_search.append({"page": zh_pages[i][0], "title": zh_pages[i][1], "text": plain_text(body)[:60000]})
+        zh_search.append({"page": quote(zh_pages[i][0]), "title": zh_pages[i][1], "text": plain_text(body)[:60000]})
     (staging / "recipes").mkdir()
     for recipe in sorted((ROOT / "recipes").glob("*.py")):
         shutil.copy2(recipe, staging / "recipes" / recipe.name)
@@ -161,7 +208,7 @@ def build(out_dir: Path = None, zh_dir: Path = None) -> Path:
     for name, page, title in DOCS:
         source = ROOT / name
         if source.is_file():
-            markup = link_pages(render(source.read_text(encoding="utf-8")))
+            markup = link_pages(sanitize(render(source.read_text(encoding="utf-8"))))
             other = f"{ZH}/{page}" if zh_docs.get(page) else None
             (staging / page).write_text(wrap(title, markup, "en", other), encoding="utf-8")
             doc_pages.append((page, title))
@@ -169,7 +216,7 @@ def build(out_dir: Path = None, zh_dir: Path = None) -> Path:
     for name, page, title in DOCS_ZH:
         source = ROOT / name
         if source.is_file():
-            markup = link_pages(render(source.read_text(encoding="utf-8")), "zh", has_zh)
+            markup = link_pages(sanitize(render(source.read_text(encoding="utf-8"))), "zh", has_zh)
             (staging / ZH / page).write_text(wrap(title, markup, "zh", f"../{page}"), encoding="utf-8")
             zh_doc_pages.append((page, title))
             zh_search.append({"page": page, "title": title, "text": plain_text(markup)})

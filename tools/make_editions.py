@@ -2,10 +2,18 @@
 
     python tools/make_editions.py student      -> build/student/        (for learners: see below; the Chinese
                                                   edition notebooks/zh/ -> build/student/zh/, same rules)
-    python tools/make_editions.py student --keep-edits   (make lab-student: keeps the notebooks a learner changed)
+    python tools/make_editions.py student --keep-edits  -> my-work/student/  (make lab-student: the folder
+                                                  learners work in; files of theirs left in build/student/ by
+                                                  an older version move there)
     python tools/make_editions.py instructor   -> build/instructor/     (everything, as committed)
     python tools/make_editions.py bundle       -> build/course-student/ (the course without solutions/ or tests/,
                                                   its notebooks/ being the student edition; + wheelhouse/ if any)
+
+No build ever overwrites or deletes a learner's work (tools/generated.py): every notebook records what it was
+generated from and the hash of its content, so a notebook the learner edited or ran is kept and the course's new
+version is written beside it (``NAME.new.ipynb``, with a message); files of the learner's own are never touched;
+a build is written beside the folder first and moved in file by file, and an interrupted one is recovered.
+my-work/ is in .gitignore and `make clean` never touches it (build/ and outputs/ are disposable).
 
 The student edition differs from the committed notebooks in four ways:
 - cells tagged ``solution`` are removed: exercise solutions (their comments explain the "why"), and answers to
@@ -20,11 +28,8 @@ The student edition differs from the committed notebooks in four ways:
 
 The Chinese student edition (中文学员版) is made from notebooks/zh/ by the same rules, into the ``zh/`` folder of the
 student edition (build/student/zh/; in the bundle notebooks/zh/), when notebooks/zh/ holds notebooks. A kernel
-started in that folder prints the exercise checks in Chinese (course_lib.exercises.language). It has a manifest of
-its own, so that ``--keep-edits`` keeps a learner's edited Chinese notebooks too.
+started in that folder prints the exercise checks in Chinese (course_lib.exercises.language).
 """
-import hashlib
-import json
 import re
 import shutil
 import subprocess
@@ -33,7 +38,11 @@ from pathlib import Path
 
 import nbformat
 
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import generated  # noqa: E402
+from generated import staging  # noqa: E402
+
+ROOT = generated.ROOT
 EDITIONS = ("student", "instructor", "bundle")
 #: The Chinese edition: notebooks/zh/ -> <student edition>/zh/.
 ZH = "zh"
@@ -72,65 +81,62 @@ def student_notebook(nb):
     return nb
 
 
-def build(edition: str, out_dir: Path = None, keep_edits: bool = False) -> Path:
-    """Write the edition into ``out_dir`` (default build/<edition>/), replacing what was there.
+#: The folder learners work in (make lab-student): not under build/ or outputs/, which are disposable.
+STUDENT_WORK = ROOT / "my-work" / "student"
+#: Where `make lab-student` kept the learner's notebooks before; their files move to STUDENT_WORK.
+OLD_STUDENT_WORK = ROOT / "build" / "student"
+TOOL = "tools/make_editions.py"
 
-    ``keep_edits=True`` (``make lab-student``) never destroys a learner's work: a notebook changed since the last
-    build (or found without a record of it), and any file that is not one of the course's notebooks, is kept.
+
+def edition_folders(edition: str) -> list:
+    """(source folder, folder inside the edition) of every set of notebooks the edition holds."""
+    folders = [(ROOT / "notebooks", ".")]
+    if edition == "student" and any((ROOT / "notebooks" / ZH).glob("*.ipynb")):
+        folders.append((ROOT / "notebooks" / ZH, ZH))  # the Chinese student edition, same rules
+    return folders
+
+
+def write_edition(edition: str, folder: Path) -> None:
+    """Write the edition's notebooks, each with its generation record (tools/generated.py), into ``folder``."""
+    for source, inside in edition_folders(edition):
+        target = folder / inside
+        target.mkdir(parents=True, exist_ok=True)
+        for path in sorted(source.glob("*.ipynb")):
+            nb = nbformat.read(path, as_version=4)
+            nb = student_notebook(nb) if edition == "student" else nbformat.from_dict(nb)
+            generated.stamp(nb, [path], f"{TOOL} {edition}")
+            (target / path.name).write_text(generated.render(nb), encoding="utf-8")
+
+
+def _source_bytes(edition: str) -> int:
+    return sum(p.stat().st_size for source, _ in edition_folders(edition) for p in source.glob("*.ipynb"))
+
+
+def build(edition: str, out_dir: Path = None, keep_edits: bool = False, report=print) -> Path:
+    """Write the edition into ``out_dir`` without ever overwriting a learner's file (tools/generated.py).
+
+    Default folder: build/<edition>/; ``keep_edits=True`` (``make lab-student``) means the learner's working
+    folder my-work/student/ (a learner's files still in build/student/ move there). In every folder, a notebook
+    the learner changed or ran is kept (the new version is written beside it, ``NAME.new.ipynb``) and files that
+    are not the course's are never touched.
     """
     if edition not in EDITIONS:
         raise SystemExit(f"edition must be one of {EDITIONS}, got {edition!r}")
     if edition == "bundle":
-        return build_bundle(out_dir)
-    out_dir = Path(out_dir or ROOT / "build" / edition)
-    staging = out_dir.with_name(out_dir.name + ".tmp")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    folders = [(ROOT / "notebooks", staging)]
-    if edition == "student" and any((ROOT / "notebooks" / ZH).glob("*.ipynb")):
-        folders.append((ROOT / "notebooks" / ZH, staging / ZH))  # the Chinese student edition, same rules
-    for source, target in folders:
-        target.mkdir(exist_ok=True)
-        for path in sorted(source.glob("*.ipynb")):
-            nb = nbformat.read(path, as_version=4)
-            nbformat.write(student_notebook(nb) if edition == "student" else nb, target / path.name)
-        written = {p.name: _digest(p) for p in target.glob("*.ipynb")}
-        old = out_dir / target.relative_to(staging)
-        if keep_edits and old.is_dir():
-            _keep_learner_files(old, target, skip={ZH} if target == staging and len(folders) > 1 else set())
-        (target / MANIFEST).write_text(json.dumps(written, indent=1, sort_keys=True) + "\n")
-    shutil.rmtree(out_dir, ignore_errors=True)
-    staging.rename(out_dir)
+        return build_bundle(out_dir, report=report)
+    if out_dir is None:
+        out_dir = STUDENT_WORK if keep_edits and edition == "student" else ROOT / "build" / edition
+    out_dir = Path(out_dir)
+    adopt = [out_dir.with_name(out_dir.name + ".tmp")]  # the temp folder of an older, interrupted rebuild
+    if edition == "student" and out_dir.resolve() == STUDENT_WORK.resolve():
+        adopt += [OLD_STUDENT_WORK, OLD_STUDENT_WORK.with_name(OLD_STUDENT_WORK.name + ".tmp")]
+    generated.rebuild(out_dir, lambda folder: write_edition(edition, folder), what=f"the {edition} edition",
+                      report=report, needed=_source_bytes(edition), adopt=tuple(adopt))
     return out_dir
 
 
 #: What the last build wrote (file name -> SHA-256), so that a rebuild can tell a learner's edits from old copies.
-MANIFEST = ".edition-manifest.json"
-
-
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _keep_learner_files(old: Path, new: Path, skip: set = frozenset()) -> None:
-    """Copy from ``old`` into ``new`` what a learner changed or added (``skip``: folders rebuilt on their own)."""
-    try:
-        built = json.loads((old / MANIFEST).read_text())
-    except (OSError, ValueError):
-        built = {}
-    for path in sorted(old.iterdir()):
-        if path.name == MANIFEST or path.name in skip:
-            continue
-        if path.name not in built and (new / path.name).exists() and _digest(path) == _digest(new / path.name):
-            continue
-        if path.name in built and built[path.name] == _digest(path):
-            continue  # untouched since the last build: take the new version
-        target = new / path.name
-        if target.exists():
-            shown = path.relative_to(old.parent) if old.name == ZH else path.name
-            print(f"kept your edited {shown} (delete it and rebuild to get the new version)")
-            target.unlink() if target.is_file() else shutil.rmtree(target)
-        (shutil.copytree if path.is_dir() else shutil.copy2)(path, target)
+MANIFEST = generated.MANIFEST
 
 
 def course_files() -> list:
@@ -144,31 +150,46 @@ def course_files() -> list:
                       and not {".git", ".venv", "build", "outputs", "wheelhouse"} & set(p.relative_to(ROOT).parts))
 
 
-def build_bundle(out_dir: Path = None, wheelhouse: bool = True) -> Path:
-    """The course as learners get it on a USB stick: no solutions/, no tests/, student notebooks in notebooks/.
-
-    ``make lab`` inside it opens the student edition; ``make install PIP_OPTS=...`` works as in the repository.
-    A ``wheelhouse/`` next to the Makefile is copied in too (``wheelhouse=False`` leaves it out).
-    """
-    out_dir = Path(out_dir or ROOT / "build" / "course-student")
-    staging = out_dir.with_name(out_dir.name + ".tmp")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
+def write_bundle(folder: Path, wheelhouse: bool = True) -> None:
+    """The course as learners get it on a USB stick, written into ``folder`` (a per-OS bundle can call this and
+    add its own files, e.g. that OS's wheelhouse)."""
     for relative in course_files():
         parts = Path(relative).parts
         if parts[0] in BUNDLE_EXCLUDE or parts[0] == "notebooks" or "__pycache__" in parts:
             continue
-        (staging / relative).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(ROOT / relative, staging / relative)
-    build("student", staging / "notebooks")
+        (folder / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / relative, folder / relative)
+    write_edition("student", folder / "notebooks")
     if wheelhouse and (ROOT / "wheelhouse").is_dir():
-        shutil.copytree(ROOT / "wheelhouse", staging / "wheelhouse")
-    shutil.rmtree(out_dir, ignore_errors=True)
-    staging.rename(out_dir)
+        shutil.copytree(ROOT / "wheelhouse", folder / "wheelhouse")
+
+
+def build_bundle(out_dir: Path = None, wheelhouse: bool = True, report=print) -> Path:
+    """The course as learners get it on a USB stick: no solutions/, no tests/, student notebooks in notebooks/.
+
+    ``make lab`` inside it opens the student edition; ``make install PIP_OPTS=...`` works as in the repository.
+    A ``wheelhouse/`` next to the Makefile is copied in too (``wheelhouse=False`` leaves it out). Files changed
+    or added in an existing bundle folder are kept, like in any generated folder (tools/generated.py).
+    """
+    out_dir = Path(out_dir or ROOT / "build" / "course-student")
+    needed = sum((ROOT / r).stat().st_size for r in course_files())
+    generated.rebuild(out_dir, lambda folder: write_bundle(folder, wheelhouse), what="the student bundle",
+                      report=report, needed=needed, adopt=(out_dir.with_name(out_dir.name + ".tmp"),))
     return out_dir
 
 
+def main(argv: list) -> int:
+    keep = "--keep-edits" in argv
+    names = [arg for arg in argv if arg != "--keep-edits"] or list(EDITIONS[:2])
+    for name in names:
+        try:
+            out = build(name, keep_edits=keep)
+        except (staging.DiskFullError, generated.RebuildRunning) as error:
+            print(error, file=sys.stderr)
+            return 1
+        print(f"{name} edition: {generated.shown(out)}/")
+    return 0
+
+
 if __name__ == "__main__":
-    keep = "--keep-edits" in sys.argv
-    for name in [arg for arg in sys.argv[1:] if arg != "--keep-edits"] or EDITIONS[:2]:
-        print(f"{name} edition: {build(name, keep_edits=keep).relative_to(ROOT)}/")
+    sys.exit(main(sys.argv[1:]))

@@ -15,9 +15,12 @@ When an English cell changes, its ``sha`` no longer matches and ``check`` names 
 
 Usage (from the repository root, or anywhere):
   python tools/translate.py build              write notebooks/zh/*.ipynb (fails on a missing or stale translation)
-  python tools/translate.py build --keep-edits (make lab-zh) never overwrite a zh notebook a learner ran or edited
-                                               (its code or outputs differ from the English ones); skip, with a
-                                               warning, lessons whose translation is incomplete
+  python tools/translate.py build --keep-edits (make lab-zh) the same, but skip, with a warning, lessons whose
+                                               translation is incomplete instead of failing
+Neither ever overwrites a zh notebook a learner edited, ran or added cells to: each generated notebook records its
+sources and the hash of its content (tools/generated.py); a changed one is kept and the new version is written
+beside it as NAME.new.ipynb, with a message. A notebook without a record (generated before records existed) is the
+course's only when git has it unchanged.
   python tools/translate.py check              exit 1 listing missing/stale translations and out-of-date zh notebooks
   python tools/translate.py extract STEM ...   add every untranslated or stale cell of notebooks/STEM.ipynb to its
                                                catalog with ``zh: null`` and the new English text (keeps the rest)
@@ -34,7 +37,11 @@ from pathlib import Path
 import nbformat
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import generated  # noqa: E402
+from generated import staging  # noqa: E402
+
+ROOT = generated.ROOT
 NOTEBOOKS = ROOT / "notebooks"
 CATALOGS = ROOT / "i18n" / "zh"
 OUT = NOTEBOOKS / "zh"
@@ -115,57 +122,51 @@ def translate(stem: str, nb, catalog: dict):
         if cell.cell_type == "markdown":
             cell.source = _relink(catalog[str(cell.get("id"))]["zh"].rstrip("\n"))
     zh.metadata["language"] = LANGUAGE
-    return zh
+    return generated.stamp(zh, [NOTEBOOKS / f"{stem}.ipynb", catalog_path(stem)], "tools/translate.py build")
 
 
 def render(nb) -> str:
     return nbformat.writes(nb) + "\n"
 
 
-def _code_and_outputs(nb) -> list:
-    return [(c.source, c.get("outputs")) for c in nb.cells if c.cell_type == "code"]
-
-
-def learner_edited(target: Path, english) -> bool:
-    """True when the zh notebook ``target`` was run or edited by a learner: a generated zh notebook has exactly the
-    English code cells and outputs, so any difference there is someone's work (``make zh`` overwrites it anyway)."""
-    try:
-        return _code_and_outputs(nbformat.read(target, as_version=4)) != _code_and_outputs(english)
-    except Exception:  # unreadable: keep it, the learner can delete it
-        return True
-
-
 def build(out: Path | None = None, keep_edits: bool = False, report=print) -> list[Path]:
-    """Write every zh notebook. ``keep_edits`` (make lab-zh): keep the notebooks a learner ran or edited, and skip
-    the lessons whose translation is incomplete instead of failing (``report`` tells which)."""
+    """Write every zh notebook, never over a learner's (see the module docstring). ``keep_edits`` (make lab-zh):
+    skip the lessons whose translation is incomplete instead of failing (``report`` tells which). Returns the
+    notebooks that now hold what the catalogs generate."""
     out = Path(out or OUT)
-    errors, written = [], []
-    generated = {}
+    errors, generated_text = [], {}
     for path in english_notebooks():
         nb = nbformat.read(path, as_version=4)
         try:
-            generated[path.name] = render(translate(path.stem, nb, load_catalog(path.stem)))
+            generated_text[path.name] = render(translate(path.stem, nb, load_catalog(path.stem)))
         except TranslationError as error:
             errors.append(str(error))
-            continue
-        if keep_edits and (out / path.name).is_file() and learner_edited(out / path.name, nb):
-            del generated[path.name]
-            report(f"kept {shown(out / path.name)}: its code or outputs differ from the English notebook "
-                   f"(your work?). Delete it and run `make lab-zh` again for a fresh copy.")
     if errors and not keep_edits:
         raise TranslationError("\n".join(errors))
+
+    def produce(folder: Path) -> None:
+        for name, text in generated_text.items():
+            (folder / name).write_text(text, encoding="utf-8")
+
+    written = generated.rebuild(out, produce, what="the Chinese edition", manifest=False,
+                                legacy=generated.git_unmodified, report=report,
+                                needed=sum(len(t.encode("utf-8")) for t in generated_text.values()))
     if errors:
         incomplete = sorted({line.split(",")[0] for error in errors for line in error.splitlines()})
         report(f"not (re)built, their translation is incomplete: {', '.join(incomplete)}")
-    out.mkdir(parents=True, exist_ok=True)
-    for name, text in generated.items():
-        target = out / name
-        if not target.is_file() or target.read_text(encoding="utf-8") != text:
-            tmp = target.with_suffix(".ipynb.tmp")
-            tmp.write_text(text, encoding="utf-8")
-            tmp.replace(target)  # atomic: a reader never sees half a notebook
-        written.append(target)
-    return written
+    return sorted(written)
+
+
+def same_notebook(target: Path, zh) -> bool:
+    """True when ``target`` holds what ``zh`` is: the same cells and metadata (the generation record aside, so a
+    notebook written before records existed still counts as current)."""
+    try:
+        on_disk = nbformat.read(target, as_version=4)
+    except Exception:
+        return False
+    meta = {k: v for k, v in on_disk.metadata.items() if k != generated.RECORD}
+    return (generated.content_sha(on_disk) == generated.content_sha(zh)
+            and meta == {k: v for k, v in zh.metadata.items() if k != generated.RECORD})
 
 
 def check() -> list[str]:
@@ -177,7 +178,7 @@ def check() -> list[str]:
         found += lesson_problems
         target = OUT / path.name
         if not lesson_problems and (not target.is_file()
-                                    or target.read_text(encoding="utf-8") != render(translate(path.stem, nb, catalog))):
+                                    or not same_notebook(target, translate(path.stem, nb, catalog))):
             found.append(f"{shown(target)} is not what `make zh` generates. Fix: make zh")
     stray = {p.name for p in OUT.glob("*.ipynb")} - {p.name for p in english_notebooks()}
     found += [f"{shown(OUT / name)} has no English notebook. Fix: delete it" for name in sorted(stray)]
@@ -239,7 +240,7 @@ def main(argv: list[str]) -> int:
     if argv[0] == "build":
         try:
             written = build(keep_edits="--keep-edits" in argv[1:])
-        except TranslationError as error:
+        except (TranslationError, staging.DiskFullError, generated.RebuildRunning) as error:
             print(error, file=sys.stderr)
             return 1
         print(f"{len(written)} notebooks in {shown(OUT)}/ are what the catalogs generate")
