@@ -269,6 +269,18 @@ def marker_applies(marker):
     return Marker(marker).evaluate()
 
 
+def version_matches(have, want):
+    """Does installed version ``have`` satisfy ``==want`` (PEP 440: 2.13.0+cpu satisfies ==2.13.0)?"""
+    try:
+        from pip._vendor.packaging.specifiers import Specifier
+    except ImportError:
+        try:
+            from packaging.specifiers import Specifier
+        except ImportError:
+            return have == want or ("+" not in want and have.split("+", 1)[0] == want)
+    return Specifier("==" + want).contains(have, prereleases=True)
+
+
 def unmet_pins(root, full):
     """The pins the running interpreter's environment does not satisfy, as 'name: want X, have Y' lines."""
     from importlib import metadata
@@ -281,7 +293,7 @@ def unmet_pins(root, full):
             have = metadata.version(name)
         except metadata.PackageNotFoundError:
             have = None
-        if have != version:
+        if have is None or not version_matches(have, version):
             unmet.append("%s: pinned %s, installed %s" % (name, version, have or "nothing"))
     return unmet
 
