@@ -190,8 +190,8 @@ def fake_which(available):
 
 def test_windows_uses_the_py_launcher_newest_first(monkeypatch):
     probed = []
-    installed = {("py", "-3.11"): info("3.11.9", system="Windows", machine="AMD64",
-                                       executable=r"C:\Users\Li Wei\AppData\Local\Programs\Python\Python311\python.exe")}
+    where = r"C:\Users\Li Wei\AppData\Local\Programs\Python\Python311\python.exe"
+    installed = {("py", "-3.11"): info("3.11.9", system="Windows", machine="AMD64", executable=where)}
 
     def run_probe(command):
         probed.append(command)
@@ -461,5 +461,5 @@ def test_preflight_runs_without_the_venv_and_says_pass_or_fail_per_item():
                             timeout=600)
     lines = [line for line in result.stdout.splitlines() if line.startswith(("PASS", "FAIL"))]
     assert [line.split()[1] for line in lines] == ["Python", "OS/CPU", "MindSpore", "disk", "RAM", "lab", "training"]
-    assert ("VERDICT: PASS" in result.stdout) == (result.returncode == 0) == all(l.startswith("PASS") for l in lines)
+    assert ("VERDICT: PASS" in result.stdout) == (result.returncode == 0) == all(x.startswith("PASS") for x in lines)
     assert platform.machine() in result.stdout

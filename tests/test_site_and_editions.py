@@ -209,7 +209,8 @@ def test_rebuilding_keeps_the_learners_work_in_the_chinese_student_edition_too(t
 def test_student_bundle_has_no_solutions_and_opens_the_student_edition(tmp_path):
     bundle = make_editions.build_bundle(tmp_path / "course-student", wheelhouse=False)
     assert not (bundle / "solutions").exists() and not (bundle / "tests").exists()
-    for needed in ("Makefile", "pyproject.toml", "requirements.txt", "constraints.txt", "course_lib/exercises.py",
+    for needed in ("course.py", "tools/course_cli.py", "Makefile", "pyproject.toml", "requirements.txt",
+                   "constraints.txt", "course_lib/exercises.py",
                    "data", "docs/GLOSSARY.md"):
         assert (bundle / needed).exists(), needed
     assert sorted(p.name for p in (bundle / "notebooks").glob("*.ipynb")) == [n.name for n in NOTEBOOKS]
@@ -224,12 +225,14 @@ def test_student_bundle_has_no_solutions_and_opens_the_student_edition(tmp_path)
 
 
 def test_make_lab_student_opens_the_freshly_built_student_edition():
-    dry_run = subprocess.run(["make", "-n", "lab-student"], cwd=ROOT, capture_output=True, text=True, check=True)
+    dry_run = subprocess.run([sys.executable, str(ROOT / "course.py"), "--dry-run", "lab-student"], cwd=ROOT,
+                             capture_output=True, text=True, check=True)
     lines = dry_run.stdout.splitlines()
     build = next(i for i, line in enumerate(lines) if "make_editions.py student" in line)
     lab = next(i for i, line in enumerate(lines) if "jupyter lab" in line)
     assert build < lab and "--notebook-dir=build/student" in lines[lab]
-    lab_full = subprocess.run(["make", "-n", "lab"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    lab_full = subprocess.run([sys.executable, str(ROOT / "course.py"), "--dry-run", "lab"], cwd=ROOT,
+                              capture_output=True, text=True, check=True).stdout
     assert "--notebook-dir=notebooks" in lab_full and "make_editions" not in lab_full
 
 

@@ -314,13 +314,34 @@ class Environment:
         return run([self.python] + list(args), **kwargs)
 
 
+#: --dry-run: print every command instead of running it (and install nothing).
+DRY_RUN = False
+
+
+def shown(command, env=None):
+    """A command as a line a user can read (and paste into a POSIX shell)."""
+    prefix = ["%s=%s" % (key, shlex.quote(value)) for key, value in sorted((env or {}).items())]
+    return " ".join(prefix + [shlex.quote(str(arg)) for arg in command])
+
+
 def run(command, env=None, cwd=None, check=True):
-    """Run ``command`` (an argument list, never a shell string) in the course's folder; its exit status."""
+    """Run ``command`` (an argument list, never a shell string) in the course's folder; its exit status. Ctrl+C
+    reaches the child too (same console): course.py waits for it to finish its own way (JupyterLab stops its
+    kernels, pytest prints its summary) instead of killing it."""
+    if DRY_RUN:
+        print(shown(command, env), flush=True)
+        return 0
     full_env = dict(os.environ, **(env or {}))
     try:
-        status = subprocess.call(command, cwd=cwd or ROOT, env=full_env)
+        process = subprocess.Popen(command, cwd=cwd or ROOT, env=full_env)
     except OSError as error:
         raise CourseError("could not start %s: %s" % (command[0], error)) from None
+    while True:
+        try:
+            status = process.wait()
+            break
+        except KeyboardInterrupt:
+            continue
     if check and status != 0:
         raise CommandFailed(status, command)
     return status
@@ -362,6 +383,9 @@ def lock(path):
 def pip_install(python, args, pip_opts):
     """pip install, with its progress lines shown and its errors in full (nothing hidden by -q)."""
     command = [python, "-m", "pip", "install", "--disable-pip-version-check", "--progress-bar", "off"] + pip_opts + args
+    if DRY_RUN:
+        print(shown(command), flush=True)
+        return
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, universal_newlines=True,
                                encoding="utf-8", errors="replace")
     for line in process.stdout:
@@ -380,7 +404,13 @@ def prepare(options, full):
     """The environment every command but ``clean`` and ``wheelhouse`` runs in, installed if needed."""
     venv = options.venv
     if in_active_environment() and not same_file(sys.prefix, venv):
-        if find_course_lib():
+        location = find_course_lib()
+        if location and not same_file(location, os.path.join(ROOT, "course_lib")):
+            raise CourseError(
+                "the active environment %s imports course_lib from %s, not from this course (%s).\nFix: run "
+                "'python -m pip install --no-deps -e .' here to point it at this course, or deactivate the "
+                "environment to let course.py use its own .venv." % (sys.prefix, location, ROOT))
+        if location:
             unmet = unmet_pins(ROOT, full)
             if not unmet:
                 say("using the active environment %s (it has the course and its pins); no .venv is made"
@@ -394,6 +424,9 @@ def prepare(options, full):
             % (sys.prefix, os.path.relpath(venv, ROOT) if venv.startswith(ROOT) else venv))
     python = venv_python(venv)
     if os.path.isfile(python) and stamp_is_current(ROOT, venv, full):
+        return Environment(python, venv)
+    if DRY_RUN:
+        say("would create %s if needed and install %s into it" % (venv, " and ".join(requirement_files(full))))
         return Environment(python, venv)
     os.makedirs(os.path.dirname(venv) or ".", exist_ok=True)
     holder = lock(venv.rstrip("/\\") + ".lock")
@@ -430,15 +463,27 @@ def prepare(options, full):
 
 
 def find_course_lib():
-    """Is course_lib importable in the running interpreter from somewhere other than a bare checkout on sys.path?"""
+    """The folder course_lib is imported from in the running interpreter (installed, or on PYTHONPATH; not just
+    because course.py's own folder is on sys.path), or None."""
     import importlib.util
     saved = list(sys.path)
     try:
-        checkout = (ROOT, os.path.join(ROOT, "tools"))
-        sys.path[:] = [p for p in sys.path if p and not any(same_file(p, c) for c in checkout)]
-        return importlib.util.find_spec("course_lib") is not None
+        script = os.path.dirname(os.path.abspath(sys.argv[0])) if sys.argv and sys.argv[0] else None
+        chosen = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+
+        def own(entry):  # course.py's folder (Python puts a script's folder first) and tools/, unless on PYTHONPATH
+            return not any(same_file(entry, c) for c in chosen) and (
+                same_file(entry, os.path.join(ROOT, "tools")) or (script is not None and same_file(entry, script)))
+        sys.path[:] = [p for p in saved if p and not own(p)]
+        spec = importlib.util.find_spec("course_lib")
+    except (ImportError, ValueError):
+        spec = None
     finally:
         sys.path[:] = saved
+    if spec is None:
+        return None
+    locations = list(spec.submodule_search_locations or [])
+    return locations[0] if locations else os.path.dirname(spec.origin or "")
 
 
 # --------------------------------------------------------------------------------------------- the commands
@@ -515,6 +560,8 @@ def lab_command(python, folder, extra, token, system=None, is_root=None):
 
 def cmd_lab(options, env, folder=None, lang=None):
     import secrets
+    if DRY_RUN:
+        secrets = type("Secrets", (), {"token_hex": staticmethod(lambda n: "<token>")})
     if folder is None:  # LAB_DIR is relative to where the user is, the default to the course
         folder = os.path.abspath(os.environ["LAB_DIR"]) if os.environ.get("LAB_DIR") else "notebooks"
     extra = shlex.split(os.environ.get("LAB_ARGS", ""), posix=os.name != "nt") + options.args
@@ -594,6 +641,9 @@ def cmd_browser_deps(options, env):
                                    universal_newlines=True).stdout.strip()
         if not fonts:
             missing.append("fonts-noto-cjk")
+    if DRY_RUN:
+        say("checks: chromium on PATH; a CJK font (fc-list :lang=zh); as root with apt-get, installs the missing "
+            "ones of: chromium fonts-noto-cjk")
     if not missing:
         return 0
     root = hasattr(os, "geteuid") and os.geteuid() == 0
@@ -712,6 +762,8 @@ def parser():
     result.add_argument("--venv", metavar="PATH", default=os.path.join(ROOT, ".venv"),
                         help="the course's virtual environment (default: .venv beside course.py)")
     result.add_argument("--full", action="store_true", help="also install PyTorch (requirements-torch.txt)")
+    result.add_argument("-n", "--dry-run", action="store_true",
+                        help="print the commands instead of running them (install nothing)")
     result.add_argument("command", choices=sorted(COMMANDS), metavar="COMMAND", help="one of the commands below")
     result.add_argument("args", nargs=argparse.REMAINDER, help="passed on (e.g. to jupyter lab or pytest)")
     return result
@@ -721,6 +773,8 @@ def main(argv):
     child = os.environ.pop("COURSE_PY_CHILD", None)  # set for a restart under the chosen interpreter only
     options = parser().parse_args(argv)
     options.venv = os.path.abspath(options.venv)
+    global DRY_RUN
+    DRY_RUN = options.dry_run
     if "--full" in options.args:  # `python course.py install --full` as well as `python course.py --full install`
         options.args.remove("--full")
         options.full = True
