@@ -2,6 +2,7 @@
 platform (venv layout, interpreter lookup with `py -3.x`, refusals), plus the install stamp, the active
 environment, odd file names (run for real, nothing through a shell) and the lab's authentication (a real server)."""
 import ast
+import importlib.machinery
 import json
 import os
 import platform
@@ -56,7 +57,18 @@ def test_every_make_target_is_a_course_py_command_and_the_makefile_only_forwards
 def test_ci_runs_the_readme_test_command():
     assert "python3 course.py test" in (ROOT / ".ci" / "run").read_text()
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme_zh = (ROOT / "README.zh-CN.md").read_text(encoding="utf-8")
     assert "python course.py test" in readme and "python course.py lab" in readme
+    assert "python course.py test" in readme_zh and "python course.py lab-zh" in readme_zh
+    for text in (readme, readme_zh):
+        assert "Windows" in text and "macOS" in text and "3.10" in text and "3.12" in text
+        assert "只能用 Python 3.11" not in text and "Python 3.11 only" not in text
+
+
+@pytest.mark.parametrize("doc", ["README.md", "README.zh-CN.md", "docs/WORKSHOP.md", "docs/WORKSHOP.zh-CN.md"])
+def test_the_docs_point_to_the_preflight_check(doc):
+    text = (ROOT / doc).read_text(encoding="utf-8")
+    assert "python course.py preflight" in text and "python tools/preflight.py" in text
 
 
 # ------------------------------------------------------------------------------ venv layout per OS
@@ -253,7 +265,7 @@ def test_a_restart_runs_course_py_again_under_the_chosen_interpreter(monkeypatch
 # -------------------------------------------------------------------------- the active environment
 def test_an_active_environment_with_the_course_is_used_and_no_venv_is_made(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(course_cli, "in_active_environment", lambda: True)
-    monkeypatch.setattr(course_cli, "find_course_lib", lambda: True)
+    monkeypatch.setattr(course_cli, "find_course_lib", lambda: os.path.join(course_cli.ROOT, "course_lib"))
     monkeypatch.setattr(course_cli, "unmet_pins", lambda root, full: [])
     options = type("Options", (), {"venv": str(tmp_path / ".venv"), "interpreter": info()})
     env = course_cli.prepare(options, full=True)
@@ -263,7 +275,7 @@ def test_an_active_environment_with_the_course_is_used_and_no_venv_is_made(tmp_p
 
 def test_an_active_environment_with_wrong_pins_is_named_not_duplicated(tmp_path, monkeypatch):
     monkeypatch.setattr(course_cli, "in_active_environment", lambda: True)
-    monkeypatch.setattr(course_cli, "find_course_lib", lambda: True)
+    monkeypatch.setattr(course_cli, "find_course_lib", lambda: os.path.join(course_cli.ROOT, "course_lib"))
     monkeypatch.setattr(course_cli, "unmet_pins", lambda root, full: ["numpy: pinned 1.26.4, installed 2.1.0"])
     options = type("Options", (), {"venv": str(tmp_path / ".venv"), "interpreter": info()})
     with pytest.raises(course_cli.CourseError, match=r"(?s)numpy: pinned 1.26.4, installed 2.1.0.*Fix: install them"):
@@ -271,10 +283,34 @@ def test_an_active_environment_with_wrong_pins_is_named_not_duplicated(tmp_path,
     assert not (tmp_path / ".venv").exists()
 
 
+def test_an_active_environment_with_another_checkouts_course_lib_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr(course_cli, "in_active_environment", lambda: True)
+    monkeypatch.setattr(course_cli, "find_course_lib", lambda: str(tmp_path / "old clone" / "course_lib"))
+    options = type("Options", (), {"venv": str(tmp_path / ".venv"), "interpreter": info()})
+    with pytest.raises(course_cli.CourseError, match=r"(?s)imports course_lib from .*old clone.*pip install --no-deps"):
+        course_cli.prepare(options, full=False)
+    assert not (tmp_path / ".venv").exists()
+
+
+def test_find_course_lib_ignores_course_py_s_own_folder_but_not_pythonpath(tmp_path, monkeypatch):
+    checkout = tmp_path / "checkout"
+    (checkout / "course_lib").mkdir(parents=True)
+    (checkout / "course_lib" / "__init__.py").write_text("")
+    monkeypatch.setattr(course_cli, "ROOT", str(checkout))
+    monkeypatch.setattr(sys, "argv", [str(checkout / "course.py")])
+    monkeypatch.setattr(sys, "path", [str(checkout / "tools"), str(checkout)])
+    monkeypatch.setattr(sys, "meta_path", [importlib.machinery.PathFinder])  # no editable install's finder
+    monkeypatch.delitem(sys.modules, "course_lib", raising=False)  # conftest imported it; course.py never does
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    assert course_cli.find_course_lib() is None  # only there because Python put the script's folder on sys.path
+    monkeypatch.setenv("PYTHONPATH", str(checkout))
+    assert course_cli.find_course_lib() == str(checkout / "course_lib")
+
+
 def test_an_active_environment_without_the_course_gets_the_course_venv(simulated, monkeypatch, capsys):
     recorder, options = simulated("Linux")
     monkeypatch.setattr(course_cli, "in_active_environment", lambda: True)
-    monkeypatch.setattr(course_cli, "find_course_lib", lambda: False)
+    monkeypatch.setattr(course_cli, "find_course_lib", lambda: None)
     course_cli.prepare(options, full=False)
     assert "does not have the course" in capsys.readouterr().out and recorder.commands[0][1:3] == ["-m", "venv"]
 
