@@ -484,12 +484,14 @@ class NoRedirect(urllib.request.HTTPRedirectHandler):
 
 
 def test_lab_args_that_disable_the_token_are_refused_before_anything_starts(tmp_path):
-    env = dict(os.environ, LAB_ARGS="--no-browser --IdentityProvider.token=''")
-    result = subprocess.run([sys.executable, str(ROOT / "course.py"), "lab"], cwd=tmp_path, env=env,
-                            capture_output=True, text=True, timeout=120)
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX")}
+    env["LAB_ARGS"] = "--no-browser --IdentityProvider.token=''"
+    plain = getattr(sys, "_base_executable", sys.executable)  # not inside an environment: would make a venv
+    result = subprocess.run([plain, str(ROOT / "course.py"), "--venv", str(tmp_path / "venv"), "lab"], cwd=tmp_path,
+                            env=env, capture_output=True, text=True, timeout=120)
     assert result.returncode == 1
     assert "refusing the JupyterLab option '--IdentityProvider.token='" in result.stderr
-    assert "Traceback" not in result.stderr
+    assert "Traceback" not in result.stderr and not (tmp_path / "venv").exists()  # refused before any install
 
 
 def test_preflight_runs_without_the_venv_and_says_pass_or_fail_per_item():

@@ -57,7 +57,12 @@ class CourseError(Exception):
 
 
 def say(message):
-    print("course.py: " + message, flush=True)
+    text = "course.py: " + message
+    try:
+        print(text, flush=True)
+    except UnicodeEncodeError:  # a console whose code page has no Chinese characters (Windows cp1252, ...)
+        encoding = getattr(sys.stdout, "encoding", None) or "ascii"
+        print(text.encode(encoding, "replace").decode(encoding), flush=True)
 
 
 # ---------------------------------------------------------------------------------------------- the interpreter
@@ -558,13 +563,25 @@ def lab_command(python, folder, extra, token, system=None, is_root=None):
     return command, int(port)
 
 
+def lab_extra_args(options):
+    """The user's JupyterLab options (LAB_ARGS, then the command line), refused up front if they touch the
+    authentication or the address, before anything is installed or started."""
+    extra = shlex.split(os.environ.get("LAB_ARGS", ""), posix=os.name != "nt") + options.args
+    for arg in extra:
+        if forbidden_lab_option(arg):
+            raise CourseError("refusing the JupyterLab option %r: the course's lab always runs on 127.0.0.1 with "
+                              "its own token, in the folder course.py picks. Fix: drop it; open the URL course.py "
+                              "prints (it carries the token); LAB_DIR=folder opens another folder." % arg)
+    return extra
+
+
 def cmd_lab(options, env, folder=None, lang=None):
     import secrets
     if DRY_RUN:
         secrets = type("Secrets", (), {"token_hex": staticmethod(lambda n: "<token>")})
     if folder is None:  # LAB_DIR is relative to where the user is, the default to the course
         folder = os.path.abspath(os.environ["LAB_DIR"]) if os.environ.get("LAB_DIR") else "notebooks"
-    extra = shlex.split(os.environ.get("LAB_ARGS", ""), posix=os.name != "nt") + options.args
+    extra = lab_extra_args(options)
     token = secrets.token_hex(24)
     command, port = lab_command(env.python, folder, extra, token)
     say("JupyterLab on 127.0.0.1 only, with a token (whatever your Jupyter config says). Open:\n\n"
@@ -786,6 +803,8 @@ def main(argv):
             return subprocess.call([options.interpreter["executable"], os.path.join(ROOT, "course.py")] + argv,
                                    env=dict(os.environ, COURSE_PY_CHILD="1"))
         _, function, needs = COMMANDS[options.command]
+        if options.command.startswith("lab"):
+            lab_extra_args(options)
         env = None
         if needs is not None:
             env = prepare(options, full=options.full or needs == "full")
