@@ -262,6 +262,23 @@ def test_a_restart_runs_course_py_again_under_the_chosen_interpreter(monkeypatch
     assert env["COURSE_PY_CHILD"] == "1" and "COURSE_PY_CHILD" not in os.environ
 
 
+def test_a_working_venv_is_used_when_no_supported_python_is_on_path(monkeypatch, tmp_path):
+    venv = tmp_path / ".venv"
+    python = Path(course_cli.venv_python(str(venv)))
+    python.parent.mkdir(parents=True)
+    python.write_text("")
+    calls = []
+
+    def nothing_found(requested):
+        raise course_cli.CourseError("No Python interpreter here can run the course.")
+    monkeypatch.setattr(course_cli, "choose_interpreter", nothing_found)
+    monkeypatch.setattr(course_cli, "probe", lambda command: info("3.11.4", executable=command[0]))
+    monkeypatch.setattr(course_cli.subprocess, "call", lambda command, env: calls.append(command) or 0)
+    monkeypatch.delenv("COURSE_PY_CHILD", raising=False)
+    assert course_cli.main(["--venv", str(venv), "lab"]) == 0
+    assert calls == [[str(python), os.path.join(course_cli.ROOT, "course.py"), "--venv", str(venv), "lab"]]
+
+
 # -------------------------------------------------------------------------- the active environment
 def test_an_active_environment_with_the_course_is_used_and_no_venv_is_made(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(course_cli, "in_active_environment", lambda: True)

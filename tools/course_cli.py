@@ -796,7 +796,15 @@ def main(argv):
         options.args.remove("--full")
         options.full = True
     try:
-        options.interpreter = choose_interpreter(options.python)
+        try:
+            options.interpreter = choose_interpreter(options.python)
+        except CourseError:
+            # No supported interpreter on PATH, but a working .venv (made earlier) is one: use it.
+            existing = venv_python(options.venv)
+            info = None if options.python or not os.path.isfile(existing) else probe([existing])
+            if info is None or problems_of(info):
+                raise
+            options.interpreter = info
         if not same_file(options.interpreter["executable"], sys.executable) and not child:
             # Restart under the chosen interpreter: everything after this point runs on CPython 3.10-3.12.
             say("running on %s (%s)" % (options.interpreter["executable"], describe(options.interpreter)))
