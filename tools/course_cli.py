@@ -594,6 +594,13 @@ def cmd_lab(options, env, folder=None, lang=None):
         return 130
 
 
+def cmd_install(options, env):
+    if not env.active and not DRY_RUN:
+        say("%s is ready (%s)" % (env.venv, "with PyTorch" if stamp_is_current(ROOT, env.venv, True) else
+                                  "without PyTorch: python course.py install --full adds it"))
+    return 0
+
+
 def cmd_notebooks(options, env):
     names = [os.path.abspath(name) for name in options.args] or notebooks()
     return env.run("tools/execute_notebook.py", *names)
@@ -729,7 +736,7 @@ COMMANDS = {
     "lab": ("open the full course in JupyterLab (127.0.0.1, token); LAB_DIR=folder opens another folder",
             lab_in(None), "default"),
     "test": ("lint, unit tests, then every notebook twice under nbval (CI runs this)", cmd_test, "full"),
-    "install": ("set up .venv (or check the active environment); --full adds PyTorch", lambda o, e: 0, "default"),
+    "install": ("set up .venv (or check the active environment); --full adds PyTorch", cmd_install, "default"),
     "preflight": ("check this machine before a workshop: Python, MindSpore, OS/CPU, disk, RAM, port, a training step",
                   cmd_preflight, None),
     "lab-student": ("build the student edition (keeping your edits) and open it in JupyterLab",
