@@ -54,6 +54,16 @@ def test_every_make_target_is_a_course_py_command_and_the_makefile_only_forwards
         assert dry.strip().endswith(f"course.py {name}"), dry
 
 
+def test_arguments_after_the_command_reach_the_tool(monkeypatch):
+    commands = []
+    monkeypatch.setattr(course_cli, "run", lambda command, env=None, cwd=None, check=True: commands.append(command))
+    env = course_cli.Environment("py")
+    course_cli.cmd_unit(type("Options", (), {"args": ["-x", "tests/test_metrics.py"]}), env)
+    course_cli.cmd_unit(type("Options", (), {"args": []}), env)
+    assert commands == [["py", "-m", "pytest", "-n", "2", "--dist", "loadfile", "-x", "tests/test_metrics.py"],
+                        ["py", "-m", "pytest", "-n", "2", "--dist", "loadfile", "tests"]]
+
+
 def test_ci_runs_the_readme_test_command():
     assert "python3 course.py test" in (ROOT / ".ci" / "run").read_text()
     readme = (ROOT / "README.md").read_text(encoding="utf-8")

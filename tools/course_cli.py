@@ -400,8 +400,9 @@ def pip_install(python, args, pip_opts):
     status = process.wait()
     if status != 0:
         raise CourseError("pip could not install the course's packages (its error is above). Nothing was marked as "
-                          "installed: the next run tries again.\nFix: read pip's error above; if it names a version "
-                          "your Python cannot get, check 'python course.py preflight'. Offline: set "
+                          "installed: the next run tries again.\nFix: read pip's error above. If it says no version "
+                          "or conflicting versions of a package can be had for this Python, try another supported "
+                          "one (e.g. 'python course.py --python python3.12 install'); without internet, set "
                           "PIP_OPTS=\"--no-index --find-links=wheelhouse\" (docs/WORKSHOP.md).")
 
 
@@ -607,7 +608,8 @@ def cmd_notebooks(options, env):
 
 
 def cmd_unit(options, env):
-    return env.run(*(unit_args() + options.args))
+    """The unit tests; with arguments (``-x tests/test_metrics.py``), pytest gets those instead of ``tests``."""
+    return env.run(*(unit_args()[:-1] + options.args if options.args else unit_args()))
 
 
 def cmd_lint(options, env):
