@@ -160,6 +160,13 @@ def test_pip_opts_reach_pip_as_separate_arguments(simulated, monkeypatch):
     assert recorder.commands[1][4:6] == ["--no-index", "--find-links=wheelhouse"]
 
 
+def test_an_offline_install_reads_only_the_wheelhouse(simulated):
+    recorder, options = simulated("Windows")
+    options.wheelhouse = os.path.join("E:", "course usb", "wheelhouse")
+    course_cli.prepare(options, full=False)
+    assert recorder.commands[1][4:7] == ["--no-index", "--find-links", os.path.abspath(options.wheelhouse)]
+
+
 def test_pip_errors_are_not_hidden_and_nothing_is_stamped(simulated, monkeypatch, capsys):
     recorder, options = simulated("Linux")
     fake_pip = Path(options.venv).parent / "pip-fails.py"

@@ -459,6 +459,8 @@ def prepare(options, full):
         for name in files:
             requirement_args += ["-r", name]
         pip_opts = shlex.split(os.environ.get("PIP_OPTS", ""), posix=os.name != "nt")
+        if getattr(options, "wheelhouse", None):  # an offline classroom: every wheel from that folder
+            pip_opts += ["--no-index", "--find-links", os.path.abspath(options.wheelhouse)]
         pip_install(python, requirement_args + ["-c", CONSTRAINTS], pip_opts)
         pip_install(python, ["--no-deps", "-e", "."], pip_opts)
         write_stamp(ROOT, venv, full)
@@ -788,6 +790,8 @@ def parser():
     result.add_argument("--venv", metavar="PATH", default=os.path.join(ROOT, ".venv"),
                         help="the course's virtual environment (default: .venv beside course.py)")
     result.add_argument("--full", action="store_true", help="also install PyTorch (requirements-torch.txt)")
+    result.add_argument("--wheelhouse", metavar="DIR", help="install offline, every wheel from DIR (made by "
+                        "'python course.py wheelhouse'; docs/WORKSHOP.md)")
     result.add_argument("-n", "--dry-run", action="store_true",
                         help="print the commands instead of running them (install nothing)")
     result.add_argument("command", choices=sorted(COMMANDS), metavar="COMMAND", help="one of the commands below")
