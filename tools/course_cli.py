@@ -697,9 +697,11 @@ def cmd_clean(options, env):
 
 
 def cmd_wheelhouse(options, env):
-    return run([options.interpreter["executable"], "-m", "pip", "download", "--disable-pip-version-check", "-d",
-                "wheelhouse", "-r", REQUIREMENTS, "-r", REQUIREMENTS_TORCH, "-c", CONSTRAINTS, "setuptools>=68"]
-               + options.args)
+    """pip download of every pin, with the course's environment if there is one (a system Python may lack pip)."""
+    ready = existing_environment(options)
+    python = ready.python if ready else options.interpreter["executable"]
+    return run([python, "-m", "pip", "download", "--disable-pip-version-check", "-d", "wheelhouse", "-r",
+                REQUIREMENTS, "-r", REQUIREMENTS_TORCH, "-c", CONSTRAINTS, "setuptools>=68"] + options.args)
 
 
 def cmd_preflight(options, env):
