@@ -325,7 +325,7 @@ DRY_RUN = False
 
 def shown(command, env=None):
     """A command as a line a user can read (and paste into a POSIX shell)."""
-    prefix = ["%s=%s" % (key, shlex.quote(value)) for key, value in sorted((env or {}).items())]
+    prefix = ["%s=%s" % (key, shlex.quote(value)) for key, value in sorted((env or {}).items()) if value is not None]
     return " ".join(prefix + [shlex.quote(str(arg)) for arg in command])
 
 
@@ -337,6 +337,8 @@ def run(command, env=None, cwd=None, check=True):
         print(shown(command, env), flush=True)
         return 0
     full_env = dict(os.environ, **(env or {}))
+    for key in [k for k, v in full_env.items() if v is None]:  # None: not passed on at all
+        del full_env[key]
     try:
         process = subprocess.Popen(command, cwd=cwd or ROOT, env=full_env)
     except OSError as error:
@@ -590,7 +592,7 @@ def cmd_lab(options, env, folder=None, lang=None):
     say("JupyterLab on 127.0.0.1 only, with a token (whatever your Jupyter config says). Open:\n\n"
         "    http://127.0.0.1:%d/lab?token=%s\n\n(Ctrl+C stops it.)" % (port, token))
     extra_env = {"COURSE_LANG": lang} if lang else {}
-    extra_env["JUPYTER_TOKEN"] = token  # the same token; an empty JUPYTER_TOKEN of the user's is not inherited
+    extra_env["JUPYTER_TOKEN"] = None  # the command line sets the token; kernels and notebooks never see it
     try:
         return run(command, env=extra_env, check=False)
     except KeyboardInterrupt:
