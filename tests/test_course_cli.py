@@ -195,6 +195,34 @@ def real_pip(python, script):
 course_cli.pip_install_original = course_cli.pip_install
 
 
+def test_two_installs_never_run_at_once_and_a_dead_holder_frees_the_lock(tmp_path, capsys):
+    path = tmp_path / ".venv.lock"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(ROOT / 'tools')!r}); import course_cli\n"
+                               f"h = course_cli.lock({str(path)!r}); print('held', flush=True); sys.stdin.read()"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline() == "held\n"
+    holder.kill()  # killed while holding it (kill -9): the OS releases the lock, the next install goes on
+    holder.wait()
+    handle = course_cli.lock(str(path))
+    handle.close()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(ROOT / 'tools')!r}); import course_cli\n"
+                               f"h = course_cli.lock({str(path)!r}); print('held', flush=True); sys.stdin.read()"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline() == "held\n"
+    import threading
+    got = threading.Event()
+    waiter = threading.Thread(target=lambda: (course_cli.lock(str(path)).close(), got.set()))
+    waiter.start()
+    assert not got.wait(1)  # the second one waits while the first holds the lock ...
+    holder.stdin.close()
+    holder.wait()
+    waiter.join(60)
+    assert got.is_set()      # ... and goes on once it is released
+    assert "waiting for another course.py install to finish" in capsys.readouterr().out
+
+
 # ------------------------------------------------------------------------------------- the stamp
 def test_the_stamp_follows_the_contents_of_the_requirement_files_not_their_mtimes(tmp_path):
     for name in ("requirements.txt", "requirements-torch.txt", "constraints.txt", "pyproject.toml"):
