@@ -2,7 +2,7 @@
 # with or without make; `python course.py --help` lists the commands). Variables are passed on to course.py in the
 # environment: LAB_DIR, LAB_ARGS, UNIT_WORKERS, NBVAL_WORKERS, CHECK_BASE, PIP_OPTS. `make install PYTHON=/path/to/
 # python3.12` picks the interpreter (course.py --python); without it course.py finds one (README).
-COMMANDS := install lab lab-student lab-zh zh test unit lint check notebooks data browser-deps student instructor \
+COMMANDS := install lab lab-student lab-zh zh test unit lint check notebooks nbval data browser-deps student instructor \
 	student-bundle site wheelhouse bench bench-notebooks bench-quick bench-host-blocking fast-conv fast-conv-bench \
 	clean preflight
 .PHONY: $(COMMANDS)

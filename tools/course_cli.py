@@ -648,6 +648,12 @@ def cmd_test(options, env):
     return nbval_twice(env, notebooks())
 
 
+def cmd_nbval(options, env):
+    """nbval over the notebooks named (default: every lesson), once, in this process's order."""
+    names = [os.path.abspath(name) for name in options.args] or notebooks()
+    return env.run("-m", "pytest", *(NBVAL + names))
+
+
 def cmd_check(options, env):
     env.run(*unit_args())
     from changed_notebooks import changed_notebooks
@@ -757,6 +763,8 @@ COMMANDS = {
     "lint": ("ruff and codespell (configured in pyproject.toml)", cmd_lint, "default"),
     "check": ("unit tests, then nbval over the notebooks changed against main (CHECK_BASE=...)", cmd_check, "full"),
     "notebooks": ("re-execute every notebook (or the ones named) in place", cmd_notebooks, "full"),
+    "nbval": ("check every notebook (or the ones named; add --full for lesson 07) with nbval, once", cmd_nbval,
+              "full"),
     "data": ("regenerate data/ bit for bit", script("-m", "course_lib.datagen"), "default"),
     "student": ("build/student/: the student edition", script("tools/make_editions.py", "student"), "default"),
     "instructor": ("build/instructor/: the instructor edition", script("tools/make_editions.py", "instructor"),
@@ -832,7 +840,9 @@ def main(argv):
             lab_extra_args(options)
         env = None
         if needs is not None:
-            env = prepare(options, full=options.full or needs == "full")
+            # PyTorch for the whole suite; a notebook run on named notebooks needs it only with --full
+            named = options.command in ("nbval", "notebooks") and options.args
+            env = prepare(options, full=options.full or (needs == "full" and not named))
         elif options.command == "preflight":
             env = existing_environment(options)
         return function(options, env) or 0
