@@ -152,11 +152,13 @@ def test_lab_student_works_in_my_work_not_in_a_disposable_folder_and_moves_old_w
     assert "moved your 2 file(s)" in capsys.readouterr().out
 
 
-@pytest.mark.xfail(strict=True, reason="the Makefile's lab-student still opens build/student: the lead wires "
-                   "--notebook-dir=my-work/student (then delete this marker)")
-def test_make_lab_student_opens_the_learners_folder():
-    dry_run = subprocess.run(["make", "-n", "lab-student"], cwd=ROOT, capture_output=True, text=True, check=True)
-    lab = next(line for line in dry_run.stdout.splitlines() if "jupyter lab" in line)
+def test_lab_student_opens_the_learners_folder():
+    dry_run = subprocess.run([sys.executable, str(ROOT / "course.py"), "--dry-run", "lab-student"], cwd=ROOT,
+                             capture_output=True, text=True, check=True)
+    lines = dry_run.stdout.splitlines()
+    build = next(i for i, line in enumerate(lines) if "make_editions.py student" in line)
+    lab = next(i for i, line in enumerate(lines) if "jupyter" in line and "lab" in line and i > build)
+    lab = lines[lab]
     assert f"--notebook-dir={make_editions.STUDENT_WORK.relative_to(ROOT).as_posix()}" in lab
 
 

@@ -1,13 +1,14 @@
-"""The course is used in JupyterLab, so test it there: `make lab`'s server, driven by headless Chromium."""
+"""The course is used in JupyterLab, so test it there: `python course.py lab`'s server, driven by headless Chromium."""
 import os
+import re
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
-import uuid
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
 
 if CHROMIUM is None:  # `make test` installs Debian's chromium first; only a machine where that failed gets here
     pytest.skip("Chromium is not installed (make test installs Debian's `chromium` package where it can: "
-                "run `make browser-deps` as root)", allow_module_level=True)
+                "run `python course.py browser-deps` as root)", allow_module_level=True)
 
 
 def free_port() -> int:
@@ -43,7 +44,7 @@ def http_status(url) -> int:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    """`make lab` serving a scratch copy of the notebooks (so autosave never touches the committed ones)."""
+    """`python course.py lab` serving a scratch copy of the notebooks (so autosave never touches the committed ones)."""
     import nbformat
 
     folder = tmp_path_factory.mktemp("lab")
@@ -56,20 +57,21 @@ def lab(tmp_path_factory):
     if (ROOT / "notebooks" / "zh" / ZH_LESSON).is_file():  # the Chinese edition, one folder deeper, as committed
         (folder / "zh").mkdir()
         nbformat.write(nbformat.read(ROOT / "notebooks" / "zh" / ZH_LESSON, as_version=4), folder / "zh" / ZH_LESSON)
-    port, token = free_port(), uuid.uuid4().hex
+    port = free_port()
     log = open(folder / "lab.log", "w")
-    as_root = " --allow-root" if os.geteuid() == 0 else ""  # CI runs as root; Jupyter refuses without this flag
-    server = subprocess.Popen(
-        ["make", "-s", "lab", f"LAB_DIR={folder}",
-         f"LAB_ARGS=--port={port} --no-browser --IdentityProvider.token={token}{as_root}"],
+    server = subprocess.Popen(  # `python course.py lab`: it always sets a token of its own and prints it in the URL
+        [sys.executable, str(ROOT / "course.py"), "lab", "--no-browser", f"--port={port}"],
         cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         # a workspace of its own: JupyterLab restores the tabs of the last session from ~/.jupyter/lab/workspaces,
         # and a notebook left open there by an earlier run sat as a hidden tab whose cells the selectors found first
-        env={**os.environ, "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path_factory.mktemp("workspaces"))})
+        env={**os.environ, "LAB_DIR": str(folder),
+             "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path_factory.mktemp("workspaces"))})
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.time() + 120
-        while http_status(f"{base}/api/status?token={token}") != 200:
+        deadline, token = time.time() + 120, None
+        while token is None or http_status(f"{base}/api/status?token={token}") != 200:
+            found = re.search(rf"{base}/lab\?token=(\w+)", (folder / "lab.log").read_text(errors="replace"))
+            token = found.group(1) if found else None
             if server.poll() is not None or time.time() > deadline:
                 raise RuntimeError("JupyterLab did not start:\n" + (folder / "lab.log").read_text()[-3000:])
             time.sleep(1)
