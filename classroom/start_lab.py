@@ -4,6 +4,8 @@ run JupyterLab with token authentication.
 - Every notebook and file of the course's edition (/opt/course/edition) is copied into the work folder (the volume,
   /home/learner/work) only where that path does not exist yet: a learner's edited notebook is never replaced. A
   newer course version therefore adds new lessons but leaves the learner's copies alone (the message says which).
+- `--singleuser ARGS...` (classroom/hub): after that, run jupyterhub-singleuser, which the hub authenticates.
+- `--sync-only`: only bring the work folder up to date.
 - The token is $JUPYTER_TOKEN, else a random one; it is printed with the URL. An empty token is refused: the lab
   never runs without authentication. It is passed on the command line, so no Jupyter config file can switch it off.
 """
@@ -57,6 +59,9 @@ def main(argv=None) -> int:
         print(f"  kept your {name} (the course's newer copy is in {EDITION / name})")
     if "--sync-only" in argv:
         return 0
+    if argv[:1] == ["--singleuser"]:  # started by the course's JupyterHub: the hub authenticates (OAuth)
+        command = [os.path.join(os.path.dirname(sys.executable), "jupyterhub-singleuser"), *argv[1:]]
+        os.execv(command[0], command)
     token = os.environ.get("JUPYTER_TOKEN")
     token = secrets.token_hex(24) if token is None else token
     command = lab_command(token, WORK, PORT)

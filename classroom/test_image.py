@@ -40,6 +40,24 @@ def stage_context(dest: Path) -> None:
             shutil.copy2(source, dest / name)
 
 
+def ensure_base_image(rebuild: bool = False) -> None:
+    if rebuild or podman.run("image", "exists", BASE, check=False).returncode != 0:
+        subprocess.run([sys.executable, str(HERE / "make_base_image.py"), "--tag", BASE], check=True)
+
+
+def build_image(tag: str, edition: str = "student") -> None:
+    """Build classroom/Containerfile from this checkout's files on the Debian-made base (proxy CA passed in)."""
+    ensure_base_image()
+    with tempfile.TemporaryDirectory(prefix="course-image-") as context:
+        stage_context(Path(context))
+        certificates = []
+        if Path("/etc/ssl/certs/ca-certificates.crt").is_file():  # this machine's CA bundle (a proxy's CA, if any)
+            certificates = ["-v", "/etc/ssl/certs:/etc/ssl/host-certs:ro",
+                            "--build-arg", "PIP_CERT=/etc/ssl/host-certs/ca-certificates.crt"]
+        podman.run("build", "--network=host", *podman.ULIMITS, *certificates, "--build-arg", f"BASE={BASE}",
+                   "--build-arg", f"EDITION={edition}", "-f", "classroom/Containerfile", "-t", tag, context)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -67,20 +85,11 @@ def main(argv=None) -> int:
     parser.add_argument("--tag", default="localhost/mindspore-course:test")
     args = parser.parse_args(argv)
     times = {}
-    if args.rebuild_base or podman.run("image", "exists", BASE, check=False).returncode != 0:
-        t = step("base image from Debian packages")
-        subprocess.run([sys.executable, str(HERE / "make_base_image.py"), "--tag", BASE], check=True)
-        times["base image"] = time.monotonic() - t
+    t = step("base image from Debian packages")
+    ensure_base_image(args.rebuild_base)
+    times["base image"] = time.monotonic() - t
     t = step(f"image ({args.edition} edition)")
-    with tempfile.TemporaryDirectory(prefix="course-image-") as context:
-        stage_context(Path(context))
-        certificates = []
-        if Path("/etc/ssl/certs/ca-certificates.crt").is_file():  # this machine's CA bundle (a proxy's CA, if any)
-            certificates = ["-v", "/etc/ssl/certs:/etc/ssl/host-certs:ro",
-                            "--build-arg", "PIP_CERT=/etc/ssl/host-certs/ca-certificates.crt"]
-        podman.run("build", "--network=host", *podman.ULIMITS, *certificates, "--build-arg", f"BASE={BASE}",
-                   "--build-arg", f"EDITION={args.edition}", "-f", "classroom/Containerfile", "-t", args.tag,
-                   context)
+    build_image(args.tag, args.edition)
     times["image build"] = time.monotonic() - t
     size = int(json.loads(podman.run("image", "inspect", args.tag, capture=True).stdout)[0]["Size"])
     run = ["run", "--rm", *podman.ULIMITS, "--network=host"]
