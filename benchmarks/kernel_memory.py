@@ -51,7 +51,7 @@ class TreeSampler(threading.Thread):
         self.peak_kernel_rss = 0
         self.cpu_seconds: dict[int, float] = {}
         self.peak_processes = 1
-        self._stop = threading.Event()
+        self._halt = threading.Event()
 
     def sample(self) -> None:
         try:
@@ -74,12 +74,12 @@ class TreeSampler(threading.Thread):
         self.peak_processes = max(self.peak_processes, len(processes))
 
     def run(self) -> None:
-        while not self._stop.is_set():
+        while not self._halt.is_set():
             self.sample()
-            self._stop.wait(self.interval)
+            self._halt.wait(self.interval)
 
     def stop(self) -> None:
-        self._stop.set()
+        self._halt.set()
         self.join()
         self.sample()
 
@@ -110,29 +110,41 @@ def measure(path: Path, scratch: Path, timeout: int = 900) -> dict:
             "cpu_seconds": round(sum(sampler.cpu_seconds.values()), 1), "max_processes": sampler.peak_processes}
 
 
-def sizing(records: list, learners: int, image_gb: float | None) -> dict:
-    """RAM, cores and disk for ``learners`` working on the course at the same time.
+def main_lessons(records: list) -> list:
+    """The lessons of the main path (00-09): what a workshop runs; appendices are optional reading."""
+    return [r for r in records if r["notebook"][:1].isdigit()]
 
-    - RAM: every learner may be on the heaviest lesson at once (its tree peak, rounded up to 0.25 GB), plus 25 %
-      headroom, plus 2 GB for the hub, the proxy and the system.
+
+def memory_limit_gib(records: list) -> float:
+    """The per-learner memory limit the measurements call for: the heaviest main lesson + 10 %, up to 0.5 GiB."""
+    heaviest = max(r["peak_tree_mib"] for r in main_lessons(records)) / 1024
+    return math.ceil(heaviest * 1.1 * 2) / 2
+
+
+def sizing(records: list, learners: int, image_gb: float | None) -> dict:
+    """RAM, cores and disk for ``learners`` working through the main lessons at the same time.
+
+    - RAM: every learner may be on the heaviest main lesson at once: the per-learner limit
+      (``memory_limit_gib``) times the learners, plus 2 GB for the hub, the proxy and the system.
     - cores: a lesson keeps its kernel busy for its CPU seconds out of the time a learner spends on it (reading
-      minutes, tools/lesson_stats.py); the busiest lesson's ratio times 3 for bursts, times the learners, plus 2.
-    - disk: per learner the largest outputs a lesson run leaves (measured) plus the notebooks, 0.5 GB at least;
-      plus the image once (if measured) or the default install's venv.
+      minutes, tools/lesson_stats.py); the busiest main lesson's share, times 3 for bursts (a room runs the same
+      cell at about the same time), times the learners, plus 2.
+    - disk: per learner the outputs all lessons leave (measured, 0.5 GB at least), plus the image once (if
+      measured) or 4 GB.
     """
     sys.path.insert(0, str(ROOT / "tools"))
     import lesson_stats
 
     reading = {s["notebook"]: s["reading_minutes"] for s in lesson_stats.all_stats()}
-    heaviest = max(r["peak_tree_mib"] for r in records) / 1024
-    per_learner_gb = math.ceil(heaviest * 4) / 4
-    ram = math.ceil(learners * per_learner_gb * 1.25 + 2)
-    busy = max(r["cpu_seconds"] / (reading.get(r["notebook"], 20) * 60) for r in records)
+    lessons = main_lessons(records)
+    limit = memory_limit_gib(records)
+    ram = math.ceil(learners * limit + 2)
+    busy = max(r["cpu_seconds"] / (reading.get(r["notebook"], 20) * 60) for r in lessons)
     cores = math.ceil(learners * busy * 3 + 2)
-    outputs_gb = max(r.get("outputs_mib", 0) for r in records) / 1024
-    disk = math.ceil(learners * max(0.5, outputs_gb + 0.05) + (image_gb or 4.0))
+    outputs_gb = sum(r.get("outputs_mib", 0) for r in records) / 1024
+    disk = math.ceil(learners * max(0.5, outputs_gb) + (image_gb or 4.0))
     return {"learners": learners, "ram_gb": ram, "cores": cores, "disk_gb": disk,
-            "per_learner_memory_gb": per_learner_gb, "busiest_cpu_share": round(busy, 3)}
+            "per_learner_memory_gb": limit, "busiest_cpu_share": round(busy, 3)}
 
 
 def render(data: dict) -> tuple[str, str]:
@@ -149,9 +161,13 @@ def render(data: dict) -> tuple[str, str]:
         sizes.append(f"| {s['learners']} | {s['ram_gb']} GB | {s['cores']} | {s['disk_gb']} GB | "
                      f"{s['per_learner_memory_gb']} GB memory limit |")
     table = header + "\n".join(rows) + "\n"
-    sizing_text = (header + "\n".join(sizes) + "\n\nRules (benchmarks/kernel_memory.py, `sizing()`): RAM = learners x "
-                   "the heaviest lesson's peak (rounded up to 0.25 GB) x 1.25 + 2 GB; cores = learners x the busiest "
-                   "lesson's CPU share x 3 + 2; disk = learners x their outputs (0.5 GB at least) + the image.\n")
+    over = [r["notebook"] for r in data["records"] if r["peak_tree_mib"] * MiB > GOAL_BYTES]
+    sizing_text = (header + "\n".join(sizes) + "\n\nRules (benchmarks/kernel_memory.py, `sizing()`): the memory limit "
+                   "per "
+                   "learner is the heaviest main lesson's peak + 10 %, rounded up to 0.5 GB; RAM = learners x that "
+                   "limit + 2 GB; cores = learners x the busiest main lesson's CPU share of its reading time x 3 + 2; "
+                   "disk = learners x their outputs (0.5 GB at least) + the image. Above 1 GB: "
+                   f"{', '.join(over)} (their headers say why). Full table: benchmarks/kernel_memory.md.\n")
     return table, sizing_text
 
 

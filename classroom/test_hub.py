@@ -97,6 +97,15 @@ class Hub:
         self.log.close()
 
 
+def hub_memory_limit() -> int:
+    """The hub config's default per-learner memory limit, in bytes (e.g. "2560M")."""
+    import re
+
+    text = (HERE / "hub" / "jupyterhub_config.py").read_text()
+    value = re.search(r'_setting\("MEM_LIMIT", "(\d+)([MG])"\)', text)
+    return int(value.group(1)) * {"M": 2**20, "G": 2**30}[value.group(2)]
+
+
 def login(hub: Hub, name: str) -> str:
     """Log in through the hub's login form, then ask the REST API for a token of this learner's own."""
     session = requests.Session()
@@ -262,7 +271,7 @@ def main(argv=None) -> int:
             # Limits, as podman applied them.
             for name in names:
                 inspect = json.loads(podman.run("inspect", f"course-{name}", capture=True).stdout)[0]
-                assert inspect["HostConfig"]["Memory"] == 2**30, inspect["HostConfig"]["Memory"]
+                assert inspect["HostConfig"]["Memory"] == hub_memory_limit(), inspect["HostConfig"]["Memory"]
                 assert inspect["HostConfig"]["NanoCpus"] == 10**9, inspect["HostConfig"]["NanoCpus"]
             # Isolation: another learner's token, and from inside a kernel (no token, the server's own token).
             a, b = names[0], names[1]
@@ -298,7 +307,7 @@ def main(argv=None) -> int:
             for name in names:
                 peak = peaks.get(name, {"memory": 0, "cpu": 0})
                 print(f"  {name}: peak memory {peak['memory'] / 2**20:.0f} MiB, peak CPU {peak['cpu']:.0f}% "
-                      f"(limit 1 GiB, 1 CPU)")
+                      f"(limit {hub_memory_limit() / 2**30:.1f} GiB, 1 CPU)")
         finally:
             for name in names:
                 hub.api("DELETE", f"/users/{name}/server")

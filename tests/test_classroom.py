@@ -68,3 +68,14 @@ def test_containerfile_runs_as_a_user_with_a_volume():
     text = (ROOT / "classroom" / "Containerfile").read_text()
     assert "USER learner" in text and "VOLUME /home/learner/work" in text
     assert re.search(r"^ARG BASE=", text, re.M), "the base image is a build argument"
+
+
+def test_hub_memory_limit_is_what_the_measurements_call_for():
+    import json
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import kernel_memory
+
+    records = json.loads((ROOT / "benchmarks" / "kernel_memory.json").read_text())["records"]
+    limit = _hub_defaults()["MEM_LIMIT"]
+    assert limit.endswith("M") and int(limit[:-1]) == kernel_memory.memory_limit_gib(records) * 1024
