@@ -308,6 +308,9 @@ def main(argv=None) -> int:
                 peak = peaks.get(name, {"memory": 0, "cpu": 0})
                 print(f"  {name}: peak memory {peak['memory'] / 2**20:.0f} MiB, peak CPU {peak['cpu']:.0f}% "
                       f"(limit {hub_memory_limit() / 2**30:.1f} GiB, 1 CPU)")
+        except BaseException:
+            print(f"--- the hub's log (last lines):\n{hub.tail(60)}", flush=True)
+            raise
         finally:
             for name in names:
                 hub.api("DELETE", f"/users/{name}/server")

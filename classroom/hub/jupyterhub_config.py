@@ -118,7 +118,8 @@ class CoursePodmanSpawner(SimpleLocalProcessSpawner):
     async def start(self):
         env = self.get_env()
         self.port = self.port or random_port()
-        inner = ["python", "/opt/course/classroom/start_lab.py", "--singleuser", *self.get_args()]
+        # LocalProcessSpawner.start() appends get_args() (the singleuser options) to this command line.
+        inner = ["python", "/opt/course/classroom/start_lab.py", "--singleuser"]
         passed = sorted(k for k in env if k.startswith(("JUPYTERHUB_", "JPY_", "JUPYTER_")))
         self.cmd = [*podman.podman(), "run", "--rm", "--name", self._container(), "--network=host",
                     *podman.ULIMITS, f"--memory={MEM_LIMIT}", f"--memory-swap={MEM_LIMIT}", f"--cpus={CPU_LIMIT}",
