@@ -42,11 +42,12 @@ def main(argv=None) -> int:
     else:
         for name in SHARED:
             _copy(src / name, dest / name)
-        subprocess.run([sys.executable, str(src / "tools" / "make_editions.py"), "student"], check=True, cwd=src)
-        student = src / "build" / "student"
-        if not (student / "00_environment.ipynb").is_file():
-            raise SystemExit(f"stage_course: tools/make_editions.py student left no {student}/00_environment.ipynb")
-        _copy(student, dest / "edition")
+        # The student edition straight into the image's folder (tools/make_editions.py, never into build/).
+        code = ("import sys; sys.path.insert(0, sys.argv[1]); import make_editions; "
+                "make_editions.build('student', __import__('pathlib').Path(sys.argv[2]))")
+        subprocess.run([sys.executable, "-c", code, str(src / "tools"), str(dest / "edition")], check=True, cwd=src)
+        if not (dest / "edition" / "00_environment.ipynb").is_file():
+            raise SystemExit(f"stage_course: the student edition has no 00_environment.ipynb in {dest / 'edition'}")
         for leftover in ("solutions", "tests"):
             if (dest / leftover).exists():
                 raise SystemExit(f"stage_course: the student image must not contain {leftover}/")

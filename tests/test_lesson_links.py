@@ -94,8 +94,6 @@ def test_the_check_finds_a_link_out_of_the_jupyter_root(tmp_path):
                                             "JupyterLab serves)", "recipes/none.py (no such file)"]
 
 
-@pytest.mark.xfail(strict=True, reason="tools/make_editions.py (engineer rel-files) must copy notebooks/docs/ and "
-                   "notebooks/recipes/ into the edition; remove this mark when it does")
 def test_links_work_in_the_student_edition(tmp_path):
     edition = make_editions.build("student", tmp_path / "student")
     dead = {f"{path.relative_to(edition)}": dead_links(path, edition)

@@ -96,6 +96,10 @@ def edition_folders(edition: str) -> list:
     return folders
 
 
+#: Folders inside notebooks/ that the lessons link to (tools/lesson_link_copies.py writes them).
+LINKED_FOLDERS = ("docs", "recipes", "benchmarks")
+
+
 def write_edition(edition: str, folder: Path) -> None:
     """Write the edition's notebooks, each with its generation record (tools/generated.py), into ``folder``."""
     for source, inside in edition_folders(edition):
@@ -106,6 +110,12 @@ def write_edition(edition: str, folder: Path) -> None:
             nb = student_notebook(nb) if edition == "student" else nbformat.from_dict(nb)
             generated.stamp(nb, [path], f"{TOOL} {edition}")
             (target / path.name).write_text(generated.render(nb), encoding="utf-8")
+    # What the lessons link to inside notebooks/ (the glossary, recipes, benchmark results: copies kept equal to
+    # their originals by tools/lesson_link_copies.py), so that the links work in the edition too.
+    for linked in LINKED_FOLDERS:
+        if (ROOT / "notebooks" / linked).is_dir():
+            shutil.copytree(ROOT / "notebooks" / linked, folder / linked, dirs_exist_ok=True,
+                            ignore=shutil.ignore_patterns("__pycache__"))
 
 
 def _source_bytes(edition: str) -> int:
