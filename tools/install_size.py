@@ -35,8 +35,9 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-LINUX_X86_64 = ("manylinux_2_28_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64", "manylinux1_x86_64",
-                "linux_x86_64")
+# A Linux with glibc 2.35 (Ubuntu 22.04): pip does not widen --platform to older manylinux tags by itself.
+LINUX_X86_64 = tuple(f"manylinux_2_{minor}_x86_64" for minor in range(35, 4, -1)) + (
+    "manylinux2014_x86_64", "manylinux2010_x86_64", "manylinux1_x86_64", "linux_x86_64")
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 MB = 1_000_000
 TIMEOUT = 120

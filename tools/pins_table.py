@@ -221,7 +221,7 @@ def render(cells: list[Cell], digest: str, uv_version: str) -> str:
     lines += ["", "## Versions that differ from the reference",
               "",
               f"Reference: {REFERENCE[0]}, Python {REFERENCE[1]} (the committed notebook outputs were made there).",
-              "A blank cell means the same version as the reference; '-' means the package is not installed.",
+              "'Elsewhere' lists every other version and where it is installed; '-' means not installed there.",
               ""]
     names = sorted({n for c in cells for n in c.packages if not CUDA_ONLY.match(n)})
     lines += ["| Package | Reference | Elsewhere |", "| --- | --- | --- |"]
