@@ -34,7 +34,7 @@ def test_workflow_runs_the_front_door_the_unit_tests_and_lesson_00():
     runs = "\n".join(step.get("run", "") for step in steps)
     assert "python course.py --full install" in runs and "python course.py unit" in runs
     assert re.search(r"pytest --nbval-lax .*notebooks/00_environment\.ipynb", runs)
-    assert "python tools/pins_table.py --check" in runs
+    assert "\"$py\" tools/pins_table.py --check" in runs  # packaging comes with the venv
     # Windows keeps the venv's interpreter under Scripts\python.exe.
     assert ".venv/Scripts/python.exe" in runs and ".venv/bin/python" in runs
     setup = next(step for step in steps if step.get("uses", "").startswith("actions/setup-python"))
