@@ -622,7 +622,7 @@ def measure_import_time(plan, log):
 
 # ------------------------------------------------------------------------------------------------ assembling
 def utc_now():
-    return datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat()
+    return datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()
 
 
 def load_average():

@@ -110,7 +110,7 @@ def record(exercise_id: str, verdict: str, hint: str = "", path=None) -> Attempt
     first_line = hint.strip().splitlines()[0] if hint.strip() else ""
     attempt = Attempt(learner=learner_name(), exercise=exercise_id, verdict=verdict,
                       attempt=previous + (verdict != "unanswered"),
-                      time=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),  # noqa: UP017 (3.10)
+                      time=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
                       hint=first_line[:MAX_HINT_CHARS])
     line = json.dumps(attempt.__dict__, ensure_ascii=False) + "\n"
     try:

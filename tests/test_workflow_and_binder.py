@@ -24,7 +24,7 @@ def test_workflow_says_it_has_never_run():
 def test_workflow_matrix_is_every_os_and_python_the_course_supports():
     job = workflow()["jobs"]["course"]
     matrix = job["strategy"]["matrix"]
-    assert set(matrix["os"]) == {"ubuntu-latest", "macos-14", "windows-latest"}
+    assert set(matrix["os"]) == {"ubuntu-latest", "ubuntu-24.04-arm", "macos-14", "macos-13", "windows-latest"}
     assert matrix["python"] == ["3.10", "3.11", "3.12"]  # strings: YAML would read 3.10 as 3.1
     assert job["strategy"]["fail-fast"] is False
 

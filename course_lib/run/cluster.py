@@ -171,7 +171,7 @@ def rank_logging(folder, rank: int, size: int, argv=()):
     path.parent.mkdir(parents=True, exist_ok=True)
     prefix = rank_prefix(rank, size) if size > 1 else ""
     with open(path, "a", encoding="utf-8") as log:
-        stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
         log.write(f"=== {stamp}, process {os.getpid()}, rank {rank}/{size}: train.py {' '.join(argv)}\n")
         log.flush()
         saved = sys.stdout, sys.stderr
