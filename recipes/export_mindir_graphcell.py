@@ -60,6 +60,12 @@ def main():
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     np.testing.assert_allclose(loaded, eager, rtol=1e-5, atol=1e-6)
+    # An inference graph: each sample's output depends on that sample only (BatchNorm uses its moving statistics,
+    # Dropout is off), so changing the other samples of the batch leaves it unchanged.
+    changed = x.asnumpy().copy()
+    changed[1:] = np.random.RandomState(1).randn(3, 1, 8, 8)
+    check(np.allclose(graph(Tensor(changed)).asnumpy()[0], loaded[0], rtol=1e-5, atol=1e-6),
+          "the exported graph is a training graph (batch statistics or Dropout). Fix: net.set_train(False) first")
     check(eager.shape == (4, 10) and np.abs(eager).max() > 0,
           f"eager output {eager.shape} is not (4, 10) logits or is all zero")
     print(f"MindIR graph output equals the eager network's (max |diff| {np.abs(loaded - eager).max():.2e}, "

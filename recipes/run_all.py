@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 RECIPES_DIR = Path(__file__).resolve().parent
-NOT_RECIPES = {"run_all.py"}
+NOT_RECIPES = {"run_all.py", "mutation_score.py"}
 
 BLOCKER = '''\
 import sys
@@ -63,7 +63,8 @@ def run_recipe(path, timeout=300, args=(), env_extra=None, python_flags=()):
         run_dir.mkdir()
         start = time.perf_counter()
         try:
-            done = subprocess.run([sys.executable, *python_flags, str(path), *args], cwd=run_dir, env=env, capture_output=True,
+            command = [sys.executable, *python_flags, str(path), *args]
+            done = subprocess.run(command, cwd=run_dir, env=env, capture_output=True,
                                   text=True, timeout=timeout, stdin=subprocess.DEVNULL)
             code, stdout, stderr = done.returncode, done.stdout, done.stderr
         except subprocess.TimeoutExpired as error:
