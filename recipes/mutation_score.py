@@ -152,6 +152,14 @@ MUTATIONS = {
          '''        (not_decayed if param.name.rsplit(".", 1)[-1] in no_decay else decayed).append(param)''',
          '''        (decayed if param.name.rsplit(".", 1)[-1] in no_decay else not_decayed).append(param)'''),
     ],
+    "weight_ema.py": [
+        ("EMA decay swapped", '            ops.assign(ema, self.decay * ema + (1.0 - self.decay) * weight)',
+         '            ops.assign(ema, (1.0 - self.decay) * ema + self.decay * weight)'),
+        ("evaluation without the EMA weights", '            p.set_data(ema.value().copy())', '            pass'),
+        ("training weights not restored", '            p.set_data(saved)', '            pass'),
+        ("backup keeps references, not copies", '        self.backup = [p.value().copy() for p in self.params]',
+         '        self.backup = list(self.params)'),
+    ],
 }
 
 # An exception of one of these kinds means the edit broke the script, not that a check noticed the mistake.
