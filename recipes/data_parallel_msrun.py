@@ -11,8 +11,9 @@ What: run directly, the script starts `msrun --worker_num=2 --local_worker_num=2
   `gradients_mean=False`, which doubles every step). BatchNorm: each rank normalises with its own batch and
   keeps its own moving mean and variance; data parallel all-reduces gradients only, so the ranks' moving
   statistics differ (the script checks it). Save the rank-0 network, or use `nn.SyncBatchNorm` (batch statistics
-  over all ranks; MindSpore documents it for Ascend). Everything stays on 127.0.0.1, every process of the job is
-  gone at the end, and a variable left exported by an earlier msrun (`MS_ROLE`, ...) is reported and ignored.
+  over all ranks; its 2.10 docstring lists Ascend as the only platform). Everything stays on 127.0.0.1, every
+  process of the job is gone at the end, and a variable left exported by an earlier msrun (`MS_ROLE`, ...) is
+  reported and ignored.
 When to use it: to train on several devices (or to try data parallel on a CPU laptop).
 Tested with: MindSpore 2.10.0 (CPU).
 Lesson: notebooks/08_distributed_data_parallel.ipynb

@@ -97,11 +97,13 @@ MUTATIONS = {
     "gradient_clipping.py": [
         ("clipping before the all-reduce",
          '    grads = all_reduce_mean(rank_grads)  # 1. all-reduce: every rank now holds the same mean gradient',
-         '    grads = all_reduce_mean([ops.clip_by_global_norm(unscale(g, scale), max_norm) for g in rank_grads]); '
+         '    grads = all_reduce_mean([clip_by_global_norm(unscale(g, scale), max_norm) for g in rank_grads]); '
          'scale = 1.0'),
         ("clipping before unscaling", '    grads = unscale(grads, scale)  # 2. unscale: the true gradient',
-         '    grads = unscale(ops.clip_by_global_norm(grads, max_norm), scale)'),
+         '    grads = unscale(clip_by_global_norm(grads, max_norm), scale)'),
         ("no unscaling", '    grads = unscale(grads, scale)  # 2. unscale: the true gradient', '    grads = grads'),
+        ("clip factor without the max (small gradients scaled up)",
+         '    factor = max_norm / ops.maximum(norm, max_norm)', '    factor = max_norm / norm'),
         ("all-reduce sums instead of averaging",
          '    return tuple(sum(per_rank) / size for per_rank in zip(*rank_grads))',
          '    return tuple(sum(per_rank) for per_rank in zip(*rank_grads))'),
