@@ -22,6 +22,13 @@ import run_all  # noqa: E402  (this folder's run_all.py)
 
 # recipe file -> [(what the mistake is, old line, new line)]; lines are exact, indentation included.
 MUTATIONS = {
+    "batch1_inference_latency.py": [
+        ("timed in training mode", '    net.set_train(False)  # inference: moving statistics, no Dropout',
+         '    net.set_train(True)'),
+        ("warm-up calls timed with the others",
+         '        (warm if i < warmup else timed).append((time.perf_counter() - start) * 1000)',
+         '        timed.append((time.perf_counter() - start) * 1000)'),
+    ],
     "best_checkpoint_callback.py": [
         ("reversed comparison, higher wins",
          '        return score > self.best_score if self.mode == "max" else score < self.best_score',
