@@ -152,6 +152,12 @@ MUTATIONS = {
         ("BatchNorm1d not renamed", '    bn_types = (msnn.BatchNorm1d, msnn.BatchNorm2d, msnn.BatchNorm3d)',
          '    bn_types = (msnn.BatchNorm2d, msnn.BatchNorm3d)'),
     ],
+    "variable_size_images.py": [
+        ("zero-padded to the largest size", '            batch = np.stack([images[i] for i in chunk])',
+         '            batch = np.stack([pad_to(images[i], (32, 28)) for i in chunk])'),
+        ("results stored at the wrong rows", '        outputs[chunk] = net(Tensor(batch)).asnumpy()',
+         '        outputs[:len(chunk)] = net(Tensor(batch)).asnumpy()'),
+    ],
     "warmup_cosine_no_decay_bn_bias.py": [
         ("warmup off by one step", '    warmup = [lr_max * (i + 1) / warmup_steps for i in range(warmup_steps)]',
          '    warmup = [lr_max * i / warmup_steps for i in range(warmup_steps)]'),
