@@ -5,11 +5,18 @@ What: `TrainOneStepCell(net_with_loss, optimizer, sens)` differentiates `loss * 
   across ranks with `nn.DistributedGradReducer` when the parallel mode is DATA_PARALLEL, and updates the weights.
   The script checks it step for step against the built-in `nn.TrainOneStepCell`: first in one process, then
   (it relaunches itself with `msrun --worker_num=2` on 127.0.0.1) on two ranks.
+  `sens` as a static loss scale: the gradients come out `sens` times too large, so the optimizer must divide
+  them back: build it with `loss_scale=sens` (e.g. `nn.Momentum(..., loss_scale=1024.0)`), as
+  `nn.TrainOneStepCell`'s users must too. Without it the update is `sens` times too big; the script checks that
+  `sens=1024` with `loss_scale=1024` trains exactly like `sens=1`, and that the update without it is 1024x.
+  A variable left exported by an earlier msrun (`MS_ROLE`, ...) is reported and ignored; only processes that
+  this script started (tagged `--recipe-worker-out`) act as workers.
 When to use it: you need a training step the built-in cell does not give you (extra outputs, gradient
   clipping, a custom loss scale) and it must still work under msrun.
 Tested with: MindSpore 2.10.0 (CPU).
 Lesson: notebooks/04_train_one_step_and_sink.ipynb (data parallel: notebooks/08_distributed_data_parallel.ipynb).
 """
+import argparse
 import os
 import shutil
 import socket
@@ -41,18 +48,30 @@ class TrainOneStepCell(nn.Cell):
 
     def construct(self, *inputs):
         loss = self.network(*inputs)
-        sens = ops.fill(loss.dtype, loss.shape, self.sens)
+        sens = ops.full_like(loss, self.sens)  # ops.fill is deprecated
         grads = self.grad(self.network, self.weights)(*inputs, sens)
         grads = self.grad_reducer(grads)  # all-reduce (mean) across ranks; identity on one device
         return ops.depend(loss, self.optimizer(grads))
 
 
-def train(cell_class, x, y, sens):
-    """4 steps from the same initial weights; returns the losses and the weights after every step."""
+MSRUN_VARIABLES = ("MS_ROLE", "MS_WORKER_NUM", "MS_SCHED_HOST", "MS_SCHED_PORT", "MS_NODE_ID", "MS_TOPO_TIMEOUT",
+                   "MS_SIMULATION_LEVEL", "MS_ENABLE_RECOVERY", "RANK_ID", "RANK_SIZE", "RANK_TABLE_FILE", "DEVICE_ID")
+
+
+def check(condition, message):
+    """A self-check that `python -O` keeps (it removes `assert` statements)."""
+    if not condition:
+        raise SystemExit(f"CHECK FAILED: {message}")
+
+
+def train(cell_class, x, y, sens, loss_scale=None):
+    """4 steps from the same initial weights; returns the losses and the weights after every step.
+    The optimizer divides the gradients by loss_scale (default: sens, which undoes the sens scaling)."""
     ms.set_seed(1)
     net = nn.Dense(6, 3)
+    optimizer = nn.Momentum(net.trainable_params(), 0.1, 0.9, loss_scale=sens if loss_scale is None else loss_scale)
     step = cell_class(nn.WithLossCell(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")),
-                      nn.Momentum(net.trainable_params(), 0.1, 0.9), sens=sens)
+                      optimizer, sens=sens)
     step.set_train()
     losses, weights = [], []
     for i in range(len(x)):
@@ -90,16 +109,18 @@ def launch_self_with_msrun(out_dir, timeout=240):
         f.write(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
     os.chmod(shim, 0o755)
     tag = uuid.uuid4().hex
-    env = dict(os.environ, PATH=log_dir + os.pathsep + os.environ.get("PATH", ""), RECIPE_LAUNCH_ID=tag)
+    env = {k: v for k, v in os.environ.items() if k not in MSRUN_VARIABLES}  # msrun sets its own
+    env.update(PATH=log_dir + os.pathsep + os.environ.get("PATH", ""), RECIPE_LAUNCH_ID=tag)
     command = [sys.executable, "-m", "mindspore.parallel.cluster.run", "--worker_num=2", "--local_worker_num=2",
                "--master_addr=127.0.0.1", f"--master_port={port}", "--join=True", f"--log_dir={log_dir}",
-               f"--cluster_time_out={timeout}", os.path.abspath(__file__), out_dir]
+               f"--cluster_time_out={timeout}", os.path.abspath(__file__), "--recipe-worker-out", out_dir]
     try:
         done = subprocess.run(command, cwd=log_dir, env=env, capture_output=True, text=True, timeout=timeout)
         if done.returncode != 0:
             logs = "".join(open(os.path.join(log_dir, n)).read()[-2000:] for n in sorted(os.listdir(log_dir))
                            if n.startswith("worker_"))
-            raise RuntimeError(f"msrun failed with code {done.returncode}:\n{done.stdout[-2000:]}\n{logs}")
+            raise RuntimeError(f"msrun failed with code {done.returncode}:\n{done.stdout[-2000:]}\n"
+                               f"{done.stderr[-2000:]}\n{logs}")
     finally:  # workers run in sessions of their own: find them by the tag in their environment
         for pid in filter(str.isdigit, os.listdir("/proc")):
             try:
@@ -112,15 +133,26 @@ def launch_self_with_msrun(out_dir, timeout=240):
 
 
 def main():
-    # 1. One process: same losses and weights as nn.TrainOneStepCell, for sens=1 and for sens=4.
+    leftovers = sorted(k for k in MSRUN_VARIABLES if k in os.environ)
+    if leftovers:
+        print(f"note: ignoring {', '.join(leftovers)} left exported by an earlier msrun (not started by this script)")
+    # 1. One process: same losses and weights as nn.TrainOneStepCell, for sens=1 and sens=1024.
     x, y = make_data()
-    for sens in (1.0, 4.0):
+    for sens in (1.0, 1024.0):
         ours_loss, ours_w = train(TrainOneStepCell, x, y, sens)
         builtin_loss, builtin_w = train(nn.TrainOneStepCell, x, y, sens)
         np.testing.assert_allclose(ours_loss, builtin_loss, rtol=1e-6)
         np.testing.assert_allclose(ours_w, builtin_w, rtol=1e-6, atol=1e-7)
-    assert not np.allclose(train(TrainOneStepCell, x, y, 1.0)[1], train(TrainOneStepCell, x, y, 4.0)[1])
-    print("standalone: same losses and weights as nn.TrainOneStepCell at every step (sens=1 and sens=4)")
+    # sens=1024 with loss_scale=1024 trains like sens=1; without loss_scale the first update is 1024x too big.
+    plain, scaled = train(TrainOneStepCell, x, y, 1.0)[1], train(TrainOneStepCell, x, y, 1024.0)[1]
+    np.testing.assert_allclose(scaled, plain, rtol=1e-5, atol=1e-6)
+    ms.set_seed(1)
+    start = np.concatenate([p.asnumpy().ravel() for p in nn.Dense(6, 3).trainable_params()])
+    unscaled_first = train(TrainOneStepCell, x[:1], y[:1], 1024.0, loss_scale=1.0)[1][0]
+    ratio = np.abs(unscaled_first - start).sum() / np.abs(plain[0] - start).sum()
+    check(np.isclose(ratio, 1024.0, rtol=1e-3), f"update ratio without loss_scale {ratio}, expected 1024")
+    print("standalone: same losses and weights as nn.TrainOneStepCell at every step (sens=1 and sens=1024); "
+          f"sens=1024 + loss_scale=1024 equals sens=1; without loss_scale the update is {ratio:.0f}x")
 
     # 2. Two ranks with msrun: ranks identical, equal to nn.TrainOneStepCell, equal to one process on the full batch.
     out_dir = tempfile.mkdtemp(prefix="recipe-out-")
@@ -139,9 +171,15 @@ def main():
 
 
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    # --recipe-worker-out is set by this script's own msrun job only
+    parser.add_argument("--recipe-worker-out", metavar="OUT_DIR", help=argparse.SUPPRESS)
+    args = parser.parse_args()
     ms.set_device("CPU")
     ms.set_context(mode=ms.GRAPH_MODE)
-    if "MS_ROLE" in os.environ:  # started by msrun
-        worker(sys.argv[1])
+    if args.recipe_worker_out and os.environ.get("RECIPE_LAUNCH_ID") and "MS_ROLE" in os.environ:
+        worker(args.recipe_worker_out)  # started by launch_self_with_msrun: msrun's scheduler and workers
+    elif args.recipe_worker_out:
+        raise SystemExit("--recipe-worker-out is set by the script's own msrun launch; run the script without it")
     else:
         main()

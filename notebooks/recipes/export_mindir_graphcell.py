@@ -10,6 +10,8 @@ When to use it: deployment, or handing a model to someone who does not have your
 Tested with: MindSpore 2.10.0 (CPU).
 Lesson: notebooks/09_inference_and_export.ipynb
 """
+import argparse
+
 import os
 import shutil
 import tempfile
@@ -17,6 +19,12 @@ import tempfile
 import numpy as np
 import mindspore as ms
 from mindspore import Tensor, nn
+
+
+def check(condition, message):
+    """A self-check that `python -O` keeps (it removes `assert` statements)."""
+    if not condition:
+        raise SystemExit(f"CHECK FAILED: {message}")
 
 
 class SmallConvNet(nn.Cell):
@@ -46,16 +54,24 @@ def main():
     try:
         ms.export(net, x, file_name=os.path.join(folder, "small_convnet"), file_format="MINDIR")
         path = os.path.join(folder, "small_convnet.mindir")
-        assert os.path.getsize(path) > 0
+        check(os.path.getsize(path) > 0, "ms.export wrote an empty MindIR file")
         graph = nn.GraphCell(ms.load(path))
         loaded = graph(x).asnumpy()
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     np.testing.assert_allclose(loaded, eager, rtol=1e-5, atol=1e-6)
-    assert eager.shape == (4, 10) and np.abs(eager).max() > 0
+    # An inference graph: each sample's output depends on that sample only (BatchNorm uses its moving statistics,
+    # Dropout is off), so changing the other samples of the batch leaves it unchanged.
+    changed = x.asnumpy().copy()
+    changed[1:] = np.random.RandomState(1).randn(3, 1, 8, 8)
+    check(np.allclose(graph(Tensor(changed)).asnumpy()[0], loaded[0], rtol=1e-5, atol=1e-6),
+          "the exported graph is a training graph (batch statistics or Dropout). Fix: net.set_train(False) first")
+    check(eager.shape == (4, 10) and np.abs(eager).max() > 0,
+          f"eager output {eager.shape} is not (4, 10) logits or is all zero")
     print(f"MindIR graph output equals the eager network's (max |diff| {np.abs(loaded - eager).max():.2e}, "
           f"shape {loaded.shape})")
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     main()

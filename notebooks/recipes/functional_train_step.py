@@ -10,6 +10,8 @@ When to use it: custom training loops (several networks, GANs, anything beyond M
 Tested with: MindSpore 2.10.0 (CPU).
 Lesson: notebooks/06_functional_training.ipynb
 """
+import argparse
+
 import numpy as np
 import mindspore as ms
 from mindspore import Tensor, nn
@@ -17,6 +19,12 @@ from mindspore.amp import DynamicLossScaler, all_finite
 
 ms.set_device("CPU")
 ms.set_context(mode=ms.GRAPH_MODE)
+
+
+def check(condition, message):
+    """A self-check that `python -O` keeps (it removes `assert` statements)."""
+    if not condition:
+        raise SystemExit(f"CHECK FAILED: {message}")
 
 
 def build(seed=0):
@@ -73,21 +81,24 @@ def main():
         ref_losses.append(float(ref_loss.asnumpy()))
     np.testing.assert_allclose(losses, ref_losses, rtol=1e-5)
     np.testing.assert_allclose(weights(net), weights(ref_net), rtol=1e-5, atol=1e-6)
-    assert losses[-1] < losses[0] and float(scaler.scale_value.asnumpy()) == 1024.0
+    check(losses[-1] < losses[0] and float(scaler.scale_value.asnumpy()) == 1024.0,
+          f"loss did not fall ({losses}) or the scale moved ({scaler.scale_value})")
 
     # Overflow: an inf in the batch makes the gradients non-finite -> no update, scale halved.
     bad = x[0].copy()
     bad[0, 0] = np.inf
     before = weights(net)
     _, logits, finite = train_step(Tensor(bad), Tensor(y[0]))
-    assert not bool(finite.asnumpy()) and logits.shape == (32, 2)
+    check(not bool(finite.asnumpy()) and logits.shape == (32, 2), "an inf batch gave finite gradients")
     np.testing.assert_array_equal(weights(net), before)
-    assert float(scaler.scale_value.asnumpy()) == 512.0
+    check(float(scaler.scale_value.asnumpy()) == 512.0, f"scale after an overflow {scaler.scale_value}, expected 512")
     _, _, finite = train_step(Tensor(x[0]), Tensor(y[0]))
-    assert bool(finite.asnumpy()) and not np.array_equal(weights(net), before)
+    check(bool(finite.asnumpy()) and not np.array_equal(weights(net), before),
+          "a good batch after the overflow did not update")
     print(f"loss scale 1024 matches unscaled training over 5 steps (loss {losses[0]:.4f} -> "
           f"{losses[-1]:.4f}); an inf batch skipped the update and halved the scale to 512")
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     main()

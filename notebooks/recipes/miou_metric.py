@@ -4,11 +4,15 @@
 What: `MIoU(num_classes, ignore_label)` accumulates a confusion matrix with `np.bincount` over all batches
   (never a mean of per-batch IoUs) and returns the mean over the classes that occur in the labels or the
   predictions. Pixels whose label is `ignore_label` are skipped. The script checks it against IoUs computed
-  from boolean masks, class by class.
+  from boolean masks, class by class. `update` refuses predictions whose class axis is not `num_classes` long
+  (6-channel logits into a 5-class metric) and labels outside [0, num_classes) other than the ignore label;
+  the script checks that both mistakes raise.
 When to use it: `Model(..., metrics={"miou": MIoU(...)})` or any evaluation loop for segmentation.
 Tested with: MindSpore 2.10.0 (CPU).
 Lesson: notebooks/05_eval_indexes_miou.ipynb
 """
+import argparse
+
 import numpy as np
 from mindspore import Tensor
 from mindspore.train import Metric
@@ -27,11 +31,16 @@ class MIoU(Metric):
         logits, label = inputs[-2], inputs[-1]  # works with eval_indexes=[loss, logits, label] outputs too
         logits = logits.asnumpy() if isinstance(logits, Tensor) else np.asarray(logits)
         label = (label.asnumpy() if isinstance(label, Tensor) else np.asarray(label)).astype(np.int64).ravel()
+        if logits.ndim < 2 or logits.shape[1] != self.num_classes:
+            raise ValueError(f"predictions must be (N, {self.num_classes}, ...) logits, got shape {logits.shape}. "
+                             f"Fix: give the network {self.num_classes} output channels or MIoU(num_classes=...)")
+        if logits.shape[0] * int(np.prod(logits.shape[2:])) != label.size:
+            raise ValueError(f"predictions {logits.shape} and labels ({label.size} pixels) do not match")
         pred = logits.argmax(axis=1).ravel()  # (N, C, H, W) -> (N*H*W,)
         keep = label != self.ignore_label
         if np.any((label[keep] < 0) | (label[keep] >= self.num_classes)):
             raise ValueError(f"labels must be in [0, {self.num_classes}) or {self.ignore_label}, "
-                             f"got {np.unique(label[keep]).tolist()}")
+                             f"got {np.unique(label[keep]).tolist()}. Fix: remap the labels or num_classes")
         index = label[keep] * self.num_classes + pred[keep]
         self.confusion += np.bincount(index, minlength=self.num_classes ** 2).reshape(self.num_classes, -1)
 
@@ -61,6 +70,21 @@ def mask_iou(logits_batches, label_batches, num_classes, ignore_label):
     return float(np.mean(ious)), len(ious)
 
 
+def check(condition, message):
+    """A self-check that `python -O` keeps (it removes `assert` statements)."""
+    if not condition:
+        raise SystemExit(f"CHECK FAILED: {message}")
+
+
+def error_message(function, *args):
+    """The message of the ValueError that function(*args) raises, or None if it raises none."""
+    try:
+        function(*args)
+    except ValueError as error:
+        return str(error)
+    return None
+
+
 def main():
     rs = np.random.RandomState(0)
     num_classes, ignore = 5, 255
@@ -73,8 +97,9 @@ def main():
     for lg, lb in zip(logits, labels):
         metric.update(Tensor(lg), Tensor(lb.astype(np.int32)))
     expected, counted = mask_iou(logits, labels, num_classes, ignore)
-    assert np.isclose(metric.eval(), expected, rtol=1e-12), (metric.eval(), expected)
-    assert counted == 4 and np.isnan(metric.per_class_iou()[4]) and metric.per_class_iou()[3] == 0.0
+    check(np.isclose(metric.eval(), expected, rtol=1e-12), f"mIoU {metric.eval()} != mask reference {expected}")
+    check(counted == 4 and np.isnan(metric.per_class_iou()[4]) and metric.per_class_iou()[3] == 0.0,
+          f"absent class 4 must be nan and class 3 (predicted, never labelled) 0: {metric.per_class_iou()}")
 
     # Predictions at ignored pixels do not change the result.
     metric.clear()
@@ -82,10 +107,22 @@ def main():
         changed = lg.copy()
         changed[:, 0][lb == ignore] += 50.0
         metric.update(changed, lb)
-    assert np.isclose(metric.eval(), expected, rtol=1e-12)
+    check(np.isclose(metric.eval(), expected, rtol=1e-12), "predictions at ignored pixels changed the mIoU")
+
+    # Mistakes that must raise, not give a wrong number: a 6-channel prediction, a label out of range.
+    six = np.concatenate([logits[0], logits[0][:, :1]], axis=1)
+    message = error_message(MIoU(num_classes, ignore).update, six, labels[0])
+    check(message is not None and "predictions must be" in message,
+          f"6-channel logits into a 5-class MIoU: expected the class-axis error, got {message!r}")
+    bad = labels[0].copy()
+    bad[0, 0, 0] = num_classes + 2
+    message = error_message(MIoU(num_classes, ignore).update, logits[0], bad)
+    check(message is not None and "labels must be in" in message,
+          f"label 7 in a 5-class MIoU: expected the label range error, got {message!r}")
     print(f"mIoU {expected:.4f} over {counted} of {num_classes} classes (class 4 absent, ignore label {ignore}) "
           f"matches the mask-based reference")
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     main()

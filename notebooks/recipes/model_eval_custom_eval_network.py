@@ -9,11 +9,19 @@ When to use it: evaluation that differs from training: post-processing, extra ou
 Tested with: MindSpore 2.10.0 (CPU).
 Lesson: notebooks/05_eval_indexes_miou.ipynb
 """
+import argparse
+
 import numpy as np
 import mindspore as ms
 import mindspore.dataset as ds
 from mindspore import nn, ops
 from mindspore.train import Accuracy, Loss, Model
+
+
+def check(condition, message):
+    """A self-check that `python -O` keeps (it removes `assert` statements)."""
+    if not condition:
+        raise SystemExit(f"CHECK FAILED: {message}")
 
 
 class FlipEvalCell(nn.Cell):
@@ -49,11 +57,14 @@ def main():
     expected_loss = float(np.mean(losses.reshape(5, 8).mean(axis=1)))  # Loss averages the per-batch losses
     expected_accuracy = float(np.mean(logits.argmax(axis=1) == labels))
     plain_accuracy = float(np.mean((images.reshape(40, -1) @ weight.T + bias).argmax(axis=1) == labels))
-    assert np.isclose(results["loss"], expected_loss, rtol=1e-5), (results, expected_loss)
-    assert results["accuracy"] == expected_accuracy, (results, expected_accuracy)
+    check(np.isclose(results["loss"], expected_loss, rtol=1e-5),
+          f"Model.eval loss {results['loss']} != numpy {expected_loss}")
+    check(results["accuracy"] == expected_accuracy,
+          f"Model.eval accuracy {results['accuracy']} != numpy {expected_accuracy}")
     print(f"Model.eval with FlipEvalCell: accuracy {results['accuracy']:.3f} (without the flip {plain_accuracy:.3f}), "
           f"loss {results['loss']:.4f}; both match numpy")
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     main()

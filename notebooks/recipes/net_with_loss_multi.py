@@ -8,9 +8,17 @@ When to use it: `nn.WithLossCell` only fits `construct(data, label)`; use this s
 Tested with: MindSpore 2.10.0 (CPU).
 Lesson: notebooks/04_train_one_step_and_sink.ipynb
 """
+import argparse
+
 import numpy as np
 import mindspore as ms
 from mindspore import Tensor, nn, ops
+
+
+def check(condition, message):
+    """A self-check that `python -O` keeps (it removes `assert` statements)."""
+    if not condition:
+        raise SystemExit(f"CHECK FAILED: {message}")
 
 
 class TwoHeadNet(nn.Cell):
@@ -68,17 +76,20 @@ def main():
     shifted = logits - logits.max(axis=1, keepdims=True)
     expected_ce = float(np.mean(np.log(np.exp(shifted).sum(axis=1)) - shifted[np.arange(64), label]))
     expected_mse = float(np.mean((value - target) ** 2))
-    assert np.isclose(ce, expected_ce, rtol=1e-5) and np.isclose(mse, expected_mse, rtol=1e-5)
-    assert np.isclose(total, expected_ce + 0.5 * expected_mse, rtol=1e-5)
+    check(np.isclose(ce, expected_ce, rtol=1e-5) and np.isclose(mse, expected_mse, rtol=1e-5),
+          f"CE {ce} / MSE {mse} != numpy {expected_ce} / {expected_mse}")
+    check(np.isclose(total, expected_ce + 0.5 * expected_mse, rtol=1e-5), f"total {total} != CE + 0.5 * MSE")
 
     train_step = nn.TrainOneStepCell(TotalOnly(net_with_loss), nn.Momentum(backbone.trainable_params(), 0.05, 0.9))
     train_step.set_train()
     for _ in range(100):
         train_step(*data)
     _, ce_after, mse_after = (float(t.asnumpy()) for t in net_with_loss(*data))
-    assert ce_after < 0.5 * ce and mse_after < 0.5 * mse, (ce, ce_after, mse, mse_after)
+    check(ce_after < 0.5 * ce and mse_after < 0.5 * mse,
+          f"training did not halve both losses: CE {ce} -> {ce_after}, MSE {mse} -> {mse_after}")
     print(f"loss value matches numpy; after 100 steps CE {ce:.3f} -> {ce_after:.3f}, MSE {mse:.3f} -> {mse_after:.3f}")
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     main()

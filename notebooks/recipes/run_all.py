@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 RECIPES_DIR = Path(__file__).resolve().parent
-NOT_RECIPES = {"run_all.py"}
+NOT_RECIPES = {"run_all.py", "mutation_score.py"}
 
 BLOCKER = '''\
 import sys
@@ -48,8 +48,9 @@ def recipe_paths(names=()):
     return paths
 
 
-def run_recipe(path, timeout=300):
-    """Run one recipe without course_lib; return (returncode, seconds, stdout, stderr)."""
+def run_recipe(path, timeout=300, args=(), env_extra=None, python_flags=()):
+    """Run one recipe without course_lib; return (returncode, seconds, stdout, stderr).
+    args: the recipe's own arguments; env_extra: variables to add (e.g. a leftover MS_ROLE); python_flags: e.g. -O."""
     work = Path(tempfile.mkdtemp(prefix=f"recipe-{path.stem}-"))
     try:
         blocker_dir = work / "_blocker"
@@ -57,11 +58,13 @@ def run_recipe(path, timeout=300):
         (blocker_dir / "sitecustomize.py").write_text(BLOCKER)
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(blocker_dir), env.get("PYTHONPATH", "")]))
+        env.update(env_extra or {})
         run_dir = work / "cwd"
         run_dir.mkdir()
         start = time.perf_counter()
         try:
-            done = subprocess.run([sys.executable, str(path)], cwd=run_dir, env=env, capture_output=True,
+            command = [sys.executable, *python_flags, str(path), *args]
+            done = subprocess.run(command, cwd=run_dir, env=env, capture_output=True,
                                   text=True, timeout=timeout, stdin=subprocess.DEVNULL)
             code, stdout, stderr = done.returncode, done.stdout, done.stderr
         except subprocess.TimeoutExpired as error:
@@ -88,6 +91,14 @@ def main(argv=None):
     parser.add_argument("names", nargs="*", help="recipe names (default: all)")
     parser.add_argument("--markdown", help="also write the table to this file")
     args = parser.parse_args(argv)
+    if args.markdown:  # check the output folder now, not after the whole run
+        folder = Path(args.markdown).resolve().parent
+        if not folder.is_dir():
+            parser.error(f"--markdown {args.markdown}: folder {folder} does not exist. Fix: create it first")
+        if not os.access(folder, os.W_OK):
+            parser.error(f"--markdown {args.markdown}: folder {folder} is not writable")
+        if Path(args.markdown).is_dir():
+            parser.error(f"--markdown {args.markdown} is a folder; give a file name")
     rows = []
     for path in recipe_paths(args.names):
         code, seconds, stdout, stderr = run_recipe(path)
@@ -100,7 +111,9 @@ def main(argv=None):
     table = markdown_table(rows)
     print("\n" + table)
     if args.markdown:
-        Path(args.markdown).write_text(table + "\n")
+        temp = Path(f"{args.markdown}.tmp-{os.getpid()}")
+        temp.write_text(table + "\n", encoding="utf-8")
+        os.replace(temp, args.markdown)  # atomic: the old table or the new one, never half
     return 0 if all(ok for _, _, ok in rows) else 1
 
 

@@ -12,11 +12,18 @@ When to use it: ResNet-style training (warmup for large batches, cosine decay, n
 Tested with: MindSpore 2.10.0 (CPU).
 Lesson: notebooks/06_functional_training.ipynb (applied to ResNet-50: notebooks/07_migrate_resnet_from_pytorch.ipynb)
 """
+import argparse
 import math
 
 import numpy as np
 import mindspore as ms
 from mindspore import Tensor, nn, ops
+
+
+def check(condition, message):
+    """A self-check that `python -O` keeps (it removes `assert` statements)."""
+    if not condition:
+        raise SystemExit(f"CHECK FAILED: {message}")
 
 
 def warmup_cosine_lr(lr_max, lr_min, warmup_steps, total_steps):
@@ -53,13 +60,16 @@ def main():
     ms.set_context(mode=ms.GRAPH_MODE)
     ms.set_seed(0)
     lr = warmup_cosine_lr(lr_max=0.1, lr_min=0.001, warmup_steps=5, total_steps=20)
-    assert len(lr) == 20 and lr[4] == 0.1 and max(lr) == 0.1 and np.isclose(lr[5], 0.1)
-    assert all(a < b for a, b in zip(lr[:5], lr[1:5])) and all(a > b for a, b in zip(lr[5:], lr[6:]))
+    check(len(lr) == 20 and lr[4] == 0.1 and max(lr) == 0.1 and np.isclose(lr[5], 0.1),
+          f"schedule peak or length wrong: {lr}")
+    check(all(a < b for a, b in zip(lr[:5], lr[1:5])) and all(a > b for a, b in zip(lr[5:], lr[6:])),
+          f"warmup must rise and cosine fall: {lr}")
 
     net = nn.SequentialCell(nn.Conv2d(1, 4, 3, has_bias=True), nn.BatchNorm2d(4), nn.ReLU(),
                             nn.Flatten(), nn.Dense(4 * 6 * 6, 3))
     groups = param_groups(net, weight_decay=0.01)
-    assert sorted(p.name.rsplit(".", 1)[-1] for p in groups[1]["params"]) == ["beta", "bias", "bias", "gamma"]
+    check(sorted(p.name.rsplit(".", 1)[-1] for p in groups[1]["params"]) == ["beta", "bias", "bias", "gamma"],
+          f"the no-decay group is {[p.name for p in groups[1]['params']]}")
     optimizer = nn.Momentum(groups, learning_rate=lr, momentum=0.0)  # momentum 0: plain SGD, easy to check
     before = {p.name: p.asnumpy().copy() for p in net.trainable_params()}
     train_step = nn.TrainOneStepCell(ZeroLoss(net), optimizer)
@@ -76,4 +86,5 @@ def main():
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     main()
