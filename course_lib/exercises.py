@@ -37,6 +37,8 @@ from pathlib import Path
 
 import numpy as np
 
+from course_lib import progress
+
 __all__ = ["Incorrect", "Exercise", "exercise", "check", "explain", "registered", "catalogue", "print_catalogue",
            "hide", "expect", "expect_close", "expect_type", "set_language", "language"]
 
@@ -189,13 +191,15 @@ def _print_why(task: Exercise) -> None:
 def check(exercise_id: str, answer) -> bool:
     """Check ``answer`` for exercise ``exercise_id``; print the verdict and return True when correct.
 
-    When the answer is correct and the exercise asks "why?", the explanation follows the verdict.
+    When the answer is correct and the exercise asks "why?", the explanation follows the verdict. Every check is
+    recorded in the learner's progress file (``course_lib.progress``: id, verdict, attempt, time; never the answer).
     """
     task = _get(exercise_id)
     zh = language() == "zh"
     if answer is Ellipsis:
         print(f"练习 {exercise_id}：尚未作答。把 `...` 换成你的答案，再运行本单元。" if zh else
               f"Exercise {exercise_id}: not answered yet — replace the `...` with your answer, then run this again.")
+        progress.record(exercise_id, "unanswered")
         return False
     try:
         task.checker(answer)
@@ -204,8 +208,10 @@ def check(exercise_id: str, answer) -> bool:
             print(f"练习 {exercise_id}：还不对。{getattr(wrong, 'zh', '') or NO_ZH + str(wrong)}")
         else:
             print(f"Exercise {exercise_id}: not yet. {wrong}")
+        progress.record(exercise_id, "not yet", hint=str(wrong))
         return False
     _SOLVED.add(exercise_id)
+    progress.record(exercise_id, "correct")
     print(f"练习 {exercise_id}：正确！" if zh else f"Exercise {exercise_id}: correct!")
     if task.why:
         _print_why(task)

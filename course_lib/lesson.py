@@ -1,5 +1,6 @@
 """Small tools for lesson cells: show a real error without a traceback, time a block of code."""
 import contextlib
+import inspect
 import json
 import math
 import re
@@ -32,6 +33,37 @@ def error_summary(error: BaseException, max_lines: int = 4) -> str:
     if len(lines) > max_lines:
         lines = lines[:max_lines] + ["…"]
     return f"{type(error).__name__}: " + "\n    ".join(lines)
+
+
+def _source_label(path: str) -> str:
+    """``mindspore/nn/wrap/cell_wrapper.py`` or ``course_lib/models/resnet.py``: the path from the package root."""
+    parts = Path(path).parts
+    for package in ("mindspore", "course_lib"):
+        if package in parts:
+            index = len(parts) - 1 - parts[::-1].index(package)
+            return "/".join(parts[index:])
+    return Path(path).name
+
+
+def show_source(obj, *needles: str) -> None:
+    """Print ``obj``'s source (a function, class or method): all of it, or only the lines holding one of ``needles``.
+
+    The installed code is the reference, d2l-style: a lesson prints the library's own source instead of keeping a
+    second copy. Each line carries its line number in the file, and the header names the file from its package root.
+    """
+    obj = inspect.unwrap(obj)  # some MindSpore functions carry a decorator
+    try:
+        lines, first = inspect.getsourcelines(obj)
+        source_file = inspect.getsourcefile(obj)
+    except (TypeError, OSError) as error:
+        raise TypeError(f"show_source: no Python source for {obj!r} ({error}). Fix: pass a function, class or method "
+                        "defined in a .py file (not a builtin or a C++ operator).") from None
+    if any(not isinstance(needle, str) or not needle for needle in needles):
+        raise TypeError(f"show_source: needles must be non-empty strings, got {needles!r}.")
+    print(f"{_source_label(source_file)} ({obj.__qualname__})")
+    for number, line in enumerate(lines, start=first):
+        if not needles or any(needle in line for needle in needles):
+            print(f"{number:5d} | {line.rstrip()}")
 
 
 @contextlib.contextmanager

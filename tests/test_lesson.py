@@ -84,3 +84,25 @@ def test_run_time_reads_the_benchmark_results(tmp_path):
     with pytest.raises(ValueError, match="file stem"):
         run_time("notebooks/03.ipynb", results)
     assert "about" in run_time("00_environment")  # the committed results.json has every lesson
+
+
+def test_show_source_prints_numbered_lines_from_the_package_root(capsys):
+    from course_lib.lesson import show_source
+    from course_lib.models import lenet5
+
+    show_source(lenet5)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "course_lib/models/lenet.py (lenet5)"
+    assert out[1].split("|", 1)[1].strip().startswith("def lenet5")
+    show_source(lenet5, "return")
+    filtered = capsys.readouterr().out.splitlines()[1:]
+    assert filtered and all("return" in line for line in filtered)
+
+
+def test_show_source_refuses_objects_without_source():
+    import pytest
+
+    from course_lib.lesson import show_source
+
+    with pytest.raises(TypeError, match="no Python source"):
+        show_source(len)
