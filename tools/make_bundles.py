@@ -333,8 +333,9 @@ def learner_readme(platform: Platform, python: str, folder: str, with_torch: boo
         unpack = (f"Double-click the .zip file and open the folder `{folder}` in {shell}." if platform.os == "macos"
                   else f"`tar -xzf {folder}.tar.gz && cd {folder}`")
     torch = " -r requirements-torch.txt" if with_torch else ""
-    preflight = (f"{venv_py} tools/preflight.py" if (ROOT / PREFLIGHT).is_file() else
-                 f"{venv_py} -c \"import mindspore; mindspore.run_check()\"")
+    # The pre-flight check (engineer frontdoor's tools/preflight.py); until it is in the course, MindSpore's own.
+    preflight = (f"{venv_py} {PREFLIGHT}" if (ROOT / PREFLIGHT).is_file() else
+                 f"{venv_py} -c \"import mindspore; mindspore.set_device('CPU'); mindspore.run_check()\"")
     return f"""# MindSpore, from training loop to inference: your course folder
 
 This folder is for **{platform.label}** with **Python {python}**. It holds the lessons (`notebooks/`, in
@@ -368,7 +369,8 @@ internet. If pip says a package is missing, you have the bundle for another comp
 {preflight}
 ```
 
-It says what is wrong and how to fix it. Tell your instructor if it does not end with "ok".
+It checks Python, MindSpore, disk, memory and a short training step. Each line says PASS or FAIL; a FAIL
+line says what to do. Tell your instructor if one still fails.
 
 ## 5. Open the lessons
 
@@ -407,10 +409,11 @@ def make_archive(folder: Path, archive: Path) -> Path:
     if archive.name.endswith(".zip"):
         with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as out:
             for path in sorted(folder.rglob("*")):
-                if path.is_file():
-                    out.write(path, Path(folder.name, path.relative_to(folder)).as_posix())
+                if path.is_file():  # wheels are zip files already: stored, not compressed again
+                    out.write(path, Path(folder.name, path.relative_to(folder)).as_posix(),
+                              zipfile.ZIP_STORED if path.suffix == ".whl" else zipfile.ZIP_DEFLATED)
     else:
-        with tarfile.open(partial, "w:gz") as out:
+        with tarfile.open(partial, "w:gz", compresslevel=6) as out:
             out.add(folder, arcname=folder.name)
     os.replace(partial, archive)
     return archive

@@ -71,7 +71,7 @@ def main(argv=None) -> int:
                "--find-links", "wheelhouse"]
         run([*pip, "-r", "requirements.txt", "-c", "constraints.txt"], folder, offline, log)
         run([*pip, "--no-deps", "-e", "."], folder, offline, log)
-        run([venv_python, "-c", "import mindspore, course_lib; print('mindspore', mindspore.__version__)"],
+        run([venv_python, "-c", "import course_lib, mindspore; print('mindspore', mindspore.__version__)"],
             folder, offline, log)
         run([venv_python, "-m", "pytest", "-p", "no:cacheprovider", "--nbval-lax", "-q",
              "notebooks/00_environment.ipynb"], folder, offline, log)
