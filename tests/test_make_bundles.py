@@ -185,3 +185,39 @@ def test_bad_platform_or_python_is_refused_with_the_fix():
         make_bundles.platform_of("win32")
     with pytest.raises(SystemExit, match=r"unsupported Python '3.13'\. Fix: use one of 3.10, 3.11, 3.12"):
         make_bundles.check_python("3.13")
+
+
+def test_the_readme_runs_the_preflight_check_when_the_course_has_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(make_bundles, "ROOT", tmp_path)
+    without = make_bundles.learner_readme(LINUX, "3.11", "x")
+    assert "tools/preflight.py" not in without and "mindspore.run_check()" in without
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "preflight.py").write_text("print('PASS')\n")
+    assert ".venv/bin/python tools/preflight.py" in make_bundles.learner_readme(LINUX, "3.11", "x")
+    assert r".venv\Scripts\python tools/preflight.py" in make_bundles.learner_readme(WINDOWS, "3.11", "x")
+
+
+@pytest.mark.parametrize("kind", ["zip", "tar.gz"])
+def test_try_bundle_unpacks_either_archive_into_a_path_with_spaces(tmp_path, kind):
+    import try_bundle
+    folder = tmp_path / "src" / "course-student-x"
+    (folder / "wheelhouse").mkdir(parents=True)
+    (folder / "README.md").write_text("hi")
+    archive = make_bundles.make_archive(folder, tmp_path / f"course-student-x.{kind}")
+    into = tmp_path / "a folder 课程"
+    into.mkdir()
+    unpacked = try_bundle.unpack(archive, into)
+    assert unpacked == into / "course-student-x" and (unpacked / "README.md").read_text() == "hi"
+
+
+def test_try_bundle_isolates_the_network_only_where_it_can(monkeypatch):
+    import try_bundle
+    monkeypatch.setattr(try_bundle.shutil, "which", lambda name: "/usr/bin/unshare")
+    monkeypatch.setattr(try_bundle.sys, "platform", "linux")
+    monkeypatch.setattr(try_bundle.os, "geteuid", lambda: 0, raising=False)
+    assert try_bundle._offline_prefix()[:3] == ["/usr/bin/unshare", "-n", "--"]
+    monkeypatch.setattr(try_bundle.os, "geteuid", lambda: 1000, raising=False)
+    assert try_bundle._offline_prefix() == []  # not root: pip's --no-index alone keeps it offline
+    monkeypatch.setattr(try_bundle.sys, "platform", "darwin")
+    monkeypatch.setattr(try_bundle.os, "geteuid", lambda: 0, raising=False)
+    assert try_bundle._offline_prefix() == []
