@@ -4,7 +4,7 @@
 # python3.12` picks the interpreter (course.py --python); without it course.py finds one (README).
 COMMANDS := install lab lab-student lab-zh zh test unit lint check notebooks nbval data browser-deps student instructor \
 	student-bundle site wheelhouse bench bench-notebooks bench-quick bench-host-blocking fast-conv fast-conv-bench \
-	clean preflight
+	clean preflight bundles
 .PHONY: $(COMMANDS)
 export LAB_DIR LAB_ARGS UNIT_WORKERS NBVAL_WORKERS CHECK_BASE PIP_OPTS
 

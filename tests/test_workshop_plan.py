@@ -139,7 +139,8 @@ def test_workshop_explains_both_editions_and_ships_no_solutions_to_learners():
     assert "make student-bundle" in WORKSHOP and "build/course-student" in WORKSHOP
     offline = WORKSHOP[WORKSHOP.index("## A room of laptops"):]
     offline = offline[:offline.index("\n## ", 1)] if "\n## " in offline[1:] else offline
-    assert "make student-bundle" in offline and re.search(r"without `?solutions/", offline, re.I)
-    copies = re.findall(r"`((?:cp|rsync) [^`]+)`", offline)  # what goes onto the USB stick: the bundle only
-    assert copies and all("build/course-student" in command for command in copies), copies
-    assert "make lab" in offline.split("Copy `build/course-student/`")[1]  # ... and the laptops open it
+    # one archive per platform in the room (tools/make_bundles.py), without solutions, installed offline
+    assert "tools/make_bundles.py --platform" in offline and re.search(r"no\s+`?solutions/", offline, re.I)
+    assert "build/bundles/course-student-<platform>-py<version>" in offline
+    assert "--no-index --find-links wheelhouse" in offline and "SIZE_" not in offline
+    assert "Copy each archive" in offline and "make lab" in offline.split("Copy each archive")[1]

@@ -1,7 +1,14 @@
 """Render the executed notebooks and the docs into a static HTML site (``make site`` -> build/site/).
 
-Every lesson page gets a navigation bar (index, previous, next, language); the index lists the lessons and has a
-search box over the text of every page (a small JSON index, searched in the browser; no server needed).
+Every lesson page gets a navigation bar (index, previous, next, language; it wraps from 360 px up), the lesson's title
+as page title, links to download the notebook (``notebooks/NAME.ipynb``) and to its source (the lesson's code as a
+Python script, ``source/NAME.py``), and an in-page contents list. The index lists the lessons and has a search box
+over the text of every page.
+
+The site works opened from disk (``file://``, e.g. a USB stick) with no network: the search index is a script
+(``search-index.js``, loaded by a <script> tag: browsers block fetch() of files under file://), and the pages load
+nothing from a CDN (tools/site_template/: nbconvert's lab template without require.js, MathJax, mermaid or widget
+scripts; the lessons use none of them). ``search.json`` is written too, for tools.
 
 Two languages: the English pages at the top of the site, the Chinese edition (notebooks/zh/, made by `make zh`;
 docs/WORKSHOP.zh-CN.md; the bilingual glossary) under build/site/zh/ with the same page names. Every page that has
@@ -14,6 +21,7 @@ attributes that markdown makes, so headings and tables survive; nbconvert's defa
 as that filter; the markdown pages pass :func:`sanitize` too. Page names in links are percent-encoded and
 HTML-escaped (a file name with ``"`` or ``javascript:`` is just a name).
 """
+import copy
 import html
 import json
 import re
@@ -26,7 +34,7 @@ import bleach
 import mistune
 from bleach.css_sanitizer import CSSSanitizer
 import nbformat
-from nbconvert import HTMLExporter
+from nbconvert import HTMLExporter, PythonExporter
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Markdown pages of the site: (source relative to the repository, page, title).
@@ -36,13 +44,21 @@ DOCS = (("docs/GLOSSARY.md", "glossary.html", "Glossary"), ("docs/WORKSHOP.md", 
 #: Chinese version (benchmarks) are linked in English, at the top of the site.
 DOCS_ZH = (("docs/GLOSSARY.md", "glossary.html", "术语表"), ("docs/WORKSHOP.zh-CN.md", "workshop.html", "工作坊指南"))
 ZH = "zh"  # the folder of the Chinese pages in the site
-WORDS = {"en": {"index": "Course index", "other": "中文", "other_lang": "zh-CN"},
-         "zh": {"index": "课程目录", "other": "English", "other_lang": "en"}}
+WORDS = {"en": {"index": "Course index", "other": "中文", "other_lang": "zh-CN", "download": "Download the notebook",
+               "source": "Source (Python)", "contents": "Contents"},
+         "zh": {"index": "课程目录", "other": "English", "other_lang": "en", "download": "下载笔记本",
+               "source": "源代码（Python）", "contents": "目录"}}
+TEMPLATES = Path(__file__).resolve().parent / "site_template"
 STYLE = """<style>
-.course-nav{position:sticky;top:0;z-index:100;background:#1f3b57;padding:8px 16px;font:15px sans-serif}
-.course-nav a{color:#fff;margin-right:18px;text-decoration:none}.course-nav a:hover{text-decoration:underline}
-.course-nav a.course-lang{float:right;margin-right:0;border:1px solid #fff;border-radius:4px;padding:0 8px}
-.course-page{max-width:980px;margin:24px auto;font:16px/1.5 sans-serif}
+.course-nav{position:sticky;top:0;z-index:100;background:#1f3b57;padding:8px 12px;font:15px sans-serif;
+ display:flex;flex-wrap:wrap;align-items:center;gap:6px 16px;box-sizing:border-box;width:100%}
+.course-nav a{color:#fff;text-decoration:none;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;
+ max-width:100%;min-width:0}.course-nav a:hover{text-decoration:underline}
+.course-nav a.course-lang{margin-left:auto;border:1px solid #fff;border-radius:4px;padding:0 8px;flex:none}
+.course-page{max-width:980px;margin:24px auto;padding:0 12px;font:16px/1.5 sans-serif}
+.course-tools{max-width:1100px;margin:12px auto 0;padding:0 12px;font:15px/1.5 sans-serif}
+.course-tools a{margin-right:16px}.course-toc ul{margin:4px 0;columns:2 280px}
+@media (max-width:600px){.course-nav{font-size:14px;gap:4px 10px}}
 .course-page table{border-collapse:collapse}.course-page td,.course-page th{border:1px solid #ccc;padding:4px 8px}
 #results li{margin:6px 0}
 </style>"""
@@ -144,6 +160,17 @@ def link_pages(text: str, lang: str = "en", zh_pages=None) -> str:
     return re.sub(r'href="(?:\.\./)?(?:notebooks/)?([\w.-]+)\.ipynb', r'href="\1.html', text)
 
 
+def search_script(entries: list) -> str:
+    """The search index as a script (``window.COURSE_SEARCH_INDEX = [...]``): a <script src> loads it from file://.
+
+    JSON with ``<``, ``>``, ``&`` and the two JavaScript line separators escaped, so no text can end the script."""
+    data = json.dumps(entries, ensure_ascii=False)
+    for char, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"),
+                          ("\u2029", "\\u2029")):
+        data = data.replace(char, escaped)
+    return f"window.COURSE_SEARCH_INDEX = {data};\n"
+
+
 def plain_text(markup: str) -> str:
     text = re.sub(r"<(script|style)\b.*?</\1>", " ", markup, flags=re.S)
     return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", text))).strip()
@@ -151,17 +178,54 @@ def plain_text(markup: str) -> str:
 
 def wrap(title: str, body: str, lang: str = "en", other: str | None = None) -> str:
     code = "zh-CN" if lang == "zh" else "en"
-    return (f"<!DOCTYPE html><html lang='{code}'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+    return (f"<!DOCTYPE html><html lang='{code}'><head><meta charset='utf-8'>"
+            f"<meta name='viewport' content='width=device-width, initial-scale=1'><title>{html.escape(title)}</title>"
             f"{STYLE}</head><body>{nav_bar(None, None, lang, other)}<main class='course-page'>{body}</main>"
             f"</body></html>")
 
 
-def _lesson_page(exporter, nb, nav: str, lang: str, zh_pages=None) -> str:
+def contents(body: str, lang: str = "en") -> str:
+    """The in-page contents list: a link to every h2/h3 heading of ``body`` that has an id (nbconvert gives one)."""
+    items = []
+    for level, anchor, inner in re.findall(r'<h([23])\b[^>]*\bid="([^"]+)"[^>]*>(.*?)</h\1>', body, re.S):
+        text = plain_text(re.sub(r'<a class="anchor-link".*?</a>', "", inner, flags=re.S)).rstrip("¶ ")
+        if text:
+            indent = ' style="margin-left:1.2em"' if level == "3" else ""
+            items.append(f'<li{indent}><a href="#{html.escape(anchor, quote=True)}">{html.escape(text)}</a></li>')
+    if not items:
+        return ""
+    return (f'<details class="course-toc" open><summary>{WORDS[lang]["contents"]}</summary>'
+            f'<ul>{"".join(items)}</ul></details>')
+
+
+def page_tools(name: str, body: str, lang: str) -> str:
+    """Download and source links and the contents list, shown under the nav bar of a lesson page."""
+    words = WORDS[lang]
+    return (f'<div class="course-tools"><p><a href="{href("notebooks/" + name + ".ipynb")}" download '
+            f'class="course-download">{words["download"]} ({html.escape(name)}.ipynb)</a>'
+            f'<a href="{href("source/" + name + ".py")}" class="course-source">{words["source"]}</a></p>'
+            f'{contents(body, lang)}</div>')
+
+
+def _lesson_page(exporter, nb, nav: str, lang: str, zh_pages=None, title: str = None, name: str = None) -> str:
+    if title:
+        nb = copy.deepcopy(nb)
+        nb.metadata["title"] = title  # the lab template's <title> (else "Notebook")
     body, _ = exporter.from_notebook_node(nb)
     body = link_pages(body, lang, zh_pages).replace("<body", STYLE + "<body", 1)
     if lang == "zh":
         body = re.sub(r"<html[^>]*>", '<html lang="zh-CN">', body, count=1)
-    return re.sub(r"(<body[^>]*>)", r"\1" + nav.replace("\\", "\\\\"), body, count=1)
+    extra = page_tools(name, body, lang) if name else ""
+    return re.sub(r"(<body[^>]*>)", lambda m: m.group(1) + nav + extra, body, count=1)
+
+
+def _lesson_files(path: Path, folder: Path) -> None:
+    """The notebook to download (as committed, with outputs) and its code as a script, beside the page."""
+    (folder / "notebooks").mkdir(exist_ok=True)
+    (folder / "source").mkdir(exist_ok=True)
+    shutil.copy2(path, folder / "notebooks" / path.name)
+    script, _ = PythonExporter().from_notebook_node(nbformat.read(path, as_version=4))
+    (folder / "source" / f"{path.stem}.py").write_text(script, encoding="utf-8")
 
 
 def _list(pages, others=None, other_word="") -> str:
@@ -180,7 +244,8 @@ def build(out_dir: Path = None, zh_dir: Path = None) -> Path:
     staging = out_dir.with_name(out_dir.name + ".tmp")
     shutil.rmtree(staging, ignore_errors=True)
     (staging / ZH).mkdir(parents=True)
-    exporter = HTMLExporter(template_name="lab", sanitize_html=True, filters={"clean_html": sanitize})
+    exporter = HTMLExporter(template_name="course", extra_template_basedirs=[str(TEMPLATES)], sanitize_html=True,
+                            filters={"clean_html": sanitize})
     notebooks = sorted((ROOT / "notebooks").glob("*.ipynb"))
     zh_notebooks = [zh_dir / p.name for p in notebooks if (zh_dir / p.name).is_file()]
     pages = [(p.stem + ".html", title_of(nbformat.read(p, as_version=4), p.stem)) for p in notebooks]
@@ -190,14 +255,18 @@ def build(out_dir: Path = None, zh_dir: Path = None) -> Path:
     for i, path in enumerate(notebooks):
         nav = nav_bar(pages[i - 1] if i else None, pages[i + 1] if i + 1 < len(pages) else None, "en",
                       f"{ZH}/{pages[i][0]}" if pages[i][0] in has_zh else None)
-        body = _lesson_page(exporter, nbformat.read(path, as_version=4), nav, "en")
+        body = _lesson_page(exporter, nbformat.read(path, as_version=4), nav, "en", title=pages[i][1],
+                            name=path.stem)
         (staging / pages[i][0]).write_text(body, encoding="utf-8")
+        _lesson_files(path, staging)
         search_index.append({"page": quote(pages[i][0]), "title": pages[i][1], "text": plain_text(body)[:60000]})
     for i, path in enumerate(zh_notebooks):
         nav = nav_bar(zh_pages[i - 1] if i else None, zh_pages[i + 1] if i + 1 < len(zh_pages) else None, "zh",
                       f"../{zh_pages[i][0]}")
-        body = _lesson_page(exporter, nbformat.read(path, as_version=4), nav, "zh", has_zh)
+        body = _lesson_page(exporter, nbformat.read(path, as_version=4), nav, "zh", has_zh, title=zh_pages[i][1],
+                            name=path.stem)
         (staging / ZH / zh_pages[i][0]).write_text(body, encoding="utf-8")
+        _lesson_files(path, staging / ZH)
         zh_search.append({"page": quote(zh_pages[i][0]), "title": zh_pages[i][1], "text": plain_text(body)[:60000]})
     (staging / "recipes").mkdir()
     for recipe in sorted((ROOT / "recipes").glob("*.py")):
@@ -223,6 +292,8 @@ def build(out_dir: Path = None, zh_dir: Path = None) -> Path:
     zh_doc_pages += [(f"../{page}", f"{title}（英文）") for _, page, title in DOCS if not zh_docs.get(page)]
     (staging / "search.json").write_text(json.dumps(search_index))
     (staging / ZH / "search.json").write_text(json.dumps(zh_search, ensure_ascii=False), encoding="utf-8")
+    (staging / "search-index.js").write_text(search_script(search_index), encoding="utf-8")
+    (staging / ZH / "search-index.js").write_text(search_script(zh_search), encoding="utf-8")
     to_zh = {page: f"{ZH}/{page}" for page, _ in zh_pages}
     items = _list(pages, to_zh, '<span lang="zh-CN">中文</span>')
     docs = _list(doc_pages, {p: f"{ZH}/{p}" for p, _ in doc_pages if zh_docs.get(p)}, '<span lang="zh-CN">中文</span>')
@@ -238,13 +309,13 @@ def build(out_dir: Path = None, zh_dir: Path = None) -> Path:
 <h2 lang="zh-CN">中文版 · Chinese edition</h2>
 <p><a href="{ZH}/index.html" lang="zh-CN">课程目录（中文）</a>: the same lessons, code and outputs, with the prose in
 Chinese.</p>{zh_note}
+<script src="search-index.js"></script>
 <script>
-let index = null;
-fetch('search.json').then(r => r.json()).then(d => index = d);
+const index = window.COURSE_SEARCH_INDEX || [];
 document.getElementById('q').addEventListener('input', e => {{
   const q = e.target.value.trim().toLowerCase(), out = document.getElementById('results');
   out.innerHTML = '';
-  if (!index || q.length < 2) return;
+  if (q.length < 2) return;
   for (const p of index) {{
     const at = p.text.toLowerCase().indexOf(q);
     if (at < 0) continue;
@@ -265,7 +336,7 @@ document.getElementById('q').addEventListener('input', e => {{
 <h2>课程</h2><ul>{zh_items}</ul>{"" if zh_pages else "<p>中文课程尚未生成（make zh）。</p>"}
 <h2>更多</h2><ul>{zh_more}</ul>
 <h2 lang="en">English edition</h2><p><a href="../index.html" lang="en">Course index (English)</a></p>
-<script>""" + index.split("<script>", 1)[1])
+<script src="search-index.js"></script>""" + index.split('<script src="search-index.js"></script>', 1)[1])
     (staging / ZH / "index.html").write_text(wrap("MindSpore：从训练循环到推理", zh_index, "zh", "../index.html"),
                                              encoding="utf-8")
     shutil.rmtree(out_dir, ignore_errors=True)

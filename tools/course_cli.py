@@ -774,6 +774,8 @@ COMMANDS = {
               "full"),
     "data": ("regenerate data/ bit for bit", script("-m", "course_lib.datagen"), "default"),
     "student": ("build/student/: the student edition", script("tools/make_editions.py", "student"), "default"),
+    "bundles": ("one archive per learner platform (--platform NAME, --all, --python 3.x): tools/make_bundles.py",
+                script("tools/make_bundles.py"), "default"),
     "instructor": ("build/instructor/: the instructor edition", script("tools/make_editions.py", "instructor"),
                    "default"),
     "student-bundle": ("build/course-student/: the course for learners' laptops",
