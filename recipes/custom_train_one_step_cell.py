@@ -41,7 +41,7 @@ class TrainOneStepCell(nn.Cell):
 
     def construct(self, *inputs):
         loss = self.network(*inputs)
-        sens = ops.fill(loss.dtype, loss.shape, self.sens)
+        sens = ops.full_like(loss, self.sens)  # ops.fill is deprecated (its docstring)
         grads = self.grad(self.network, self.weights)(*inputs, sens)
         grads = self.grad_reducer(grads)  # all-reduce (mean) across ranks; identity on one device
         return ops.depend(loss, self.optimizer(grads))
