@@ -228,7 +228,9 @@ def test_make_zh_and_lab_zh():
     lines = lab.splitlines()
     build = next(i for i, line in enumerate(lines) if "translate.py build --keep-edits" in line)
     opens = next(i for i, line in enumerate(lines) if "jupyter lab" in line)
-    assert build < opens and "--notebook-dir=notebooks/zh" in lines[opens] and "--ip=127.0.0.1" in lines[opens]
+    # notebooks/ is served and the lab opens in zh/, so the lessons' ../docs links stay inside the root
+    assert build < opens and "--notebook-dir=notebooks " in lines[opens] and "--ip=127.0.0.1" in lines[opens]
+    assert "--LabApp.default_url=/lab/tree/zh" in lines[opens]
     assert "COURSE_LANG=zh" in lines[opens]
     assert "fonts-noto-cjk" in dry_run("browser-deps")
 
