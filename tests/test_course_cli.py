@@ -7,6 +7,7 @@ import json
 import os
 import platform
 import re
+import shlex
 import shutil
 import signal
 import socket
@@ -411,8 +412,11 @@ def fake_course(tmp_path):
     log = tmp_path / "argv.jsonl"
     python = Path(course_cli.venv_python(str(venv)))
     python.parent.mkdir(parents=True)
-    python.write_text(f"#!{sys.executable}\nimport json, sys\n"
-                      f"with open({str(log)!r}, 'a') as f: f.write(json.dumps(sys.argv[1:]) + '\\n')\n")
+    recorder = tmp_path / "record_argv.py"
+    recorder.write_text(f"import json, sys\n"
+                        f"with open({str(log)!r}, 'a') as f: f.write(json.dumps(sys.argv[1:]) + '\\n')\n")
+    # A #! line cannot hold a path with a space (a clone in "/tmp/ci run/" has one): a sh shim quotes it instead.
+    python.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} {shlex.quote(str(recorder))} \"$@\"\n")
     python.chmod(0o755)
     course_cli.write_stamp(str(root), str(venv), full=True)
     return root, log

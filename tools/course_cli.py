@@ -9,6 +9,7 @@ a shell, so file names with spaces, Chinese characters or shell metacharacters a
 import argparse
 import glob
 import hashlib
+import inspect
 import json
 import os
 import platform
@@ -35,21 +36,21 @@ CONSTRAINTS = "constraints.txt"
 NBVAL = ["--nbval-lax", "--nbval-current-env", "--nbval-cell-timeout=900", "--nbval-sanitize-with=nbval_sanitize.cfg"]
 DEFAULT_LAB_PORT = 8888
 
-#: Defines probe_info(): what the course needs to know about an interpreter. Runs on any Python 3, in-process for
-#: the running interpreter and as ``PYTHON -c PROBE`` for the others.
-PROBE_FUNCTION = r"""
 def probe_info():
-    import platform, struct, sys
+    """What the course needs to know about an interpreter. Runs on any Python 3: in-process for the running
+    interpreter, and as ``PYTHON -c PROBE`` (this function's own source) for the others."""
+    import platform, struct, sys  # noqa: E401 (the probe's source runs on its own)
     try:
-        import venv, ensurepip  # noqa: F401
+        import venv, ensurepip  # noqa: F401, E401
         has_venv = True
     except Exception:
         has_venv = False
     return {"version": list(sys.version_info[:3]), "implementation": platform.python_implementation(),
             "system": platform.system(), "machine": platform.machine(), "bits": struct.calcsize("P") * 8,
             "venv": has_venv, "executable": sys.executable}
-"""
-PROBE = PROBE_FUNCTION + "\nimport json\nprint(json.dumps(probe_info()))\n"
+
+
+PROBE = inspect.getsource(probe_info) + "\nimport json\nprint(json.dumps(probe_info()))\n"
 
 
 class CourseError(Exception):
@@ -111,9 +112,7 @@ def problems_of(info):
 
 def probe_running():
     """The probe result of the interpreter running this file (no subprocess)."""
-    namespace = {}
-    exec(PROBE_FUNCTION, namespace)
-    return namespace["probe_info"]()
+    return probe_info()
 
 
 def probe(command):
