@@ -118,6 +118,8 @@ def load_comments(stem: str) -> dict:
 # Comments that are instructions to a tool, not prose: kept as they are.
 KEPT_COMMENT = re.compile(r"^#(?:!|\s*(?:NBVAL_|noqa\b|type:|pragma\b|fmt:|-\*-|(?:vim?|coding)[:=]|isort:|pylint:))",
                           re.I)
+# Cell magics whose body is Python: their comments are translated; any other cell magic's body is left alone.
+PYTHON_CELL_MAGICS = ("time", "timeit", "capture", "prun")
 _COMMENT = re.compile(r"^(#+\s*)(.*?)(\s*)$", re.S)
 
 
@@ -129,7 +131,11 @@ def _token_lines(source: str) -> list[str]:
 
 def code_comments(source: str) -> list[tuple[int, int, str]]:
     """(line index, column, comment token) of every translatable ``#`` comment of a code cell's ``source``.
-    Strings that contain ``#`` are strings, not comments (the tokenizer tells them apart)."""
+    Strings that contain ``#`` are strings, not comments (the tokenizer tells them apart). A cell run by a cell
+    magic that is not Python (``%%bash``, ``%%writefile x.cpp``...) has none: its ``#`` may be code."""
+    first = source.lstrip().split("\n", 1)[0]
+    if first.startswith("%%") and first[2:].split(" ", 1)[0] not in PYTHON_CELL_MAGICS:
+        return []
     lines = _token_lines(source)
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO("\n".join(lines) + "\n").readline))
@@ -168,6 +174,9 @@ def comment_problems(stem: str, nb, comments: dict) -> list[str]:
             elif entry.get("en") != text:
                 found.append(f"{where}: its entry {source_sha(text)} records the English {entry.get('en')!r}, "
                              f"not {text!r}. Fix: set its en to the comment text.")
+            elif "zh_old" in entry:
+                found.append(f"{where}: the update is unfinished (zh_old is still there). Fix: check zh against the "
+                             f"English, then delete zh_old.")
             elif "\n" in str(entry["zh"]).strip():
                 found.append(f"{where}: the translation has more than one line. Fix: write it on one line.")
     return found
@@ -342,7 +351,10 @@ def extract(stem: str) -> int:
                 if not str(entry.get("zh") or "").strip():
                     entry = {"en": text, "zh": None}
                     todo += 1
-                comments[key] = {"en": text, "zh": entry["zh"]}
+                elif entry.get("en") != text:  # pasted from another comment: kept for the translator, not used
+                    entry = {"en": text, "zh": None, "zh_old": entry["zh"]}
+                    todo += 1
+                comments[key] = {k: v for k, v in entry.items() if k in ("en", "zh", "zh_old")}
             continue
         if cell.cell_type != "markdown":
             continue
