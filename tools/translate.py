@@ -1,7 +1,8 @@
 """The Chinese edition (中文版): notebooks/zh/ is generated from the English notebooks plus a translation catalog.
 
-Only prose is translated. Code cells and their outputs are copied from the English notebook, so the two editions
-cannot disagree on code or results. Each markdown cell's translation lives in ``i18n/zh/<notebook stem>.yaml``:
+Prose and code comments are translated. Code cells and their outputs are copied from the English notebook, only
+the comments' text changes, so the two editions cannot disagree on code or results. Each markdown cell's translation
+lives in ``i18n/zh/<notebook stem>.yaml``:
 
     cells:
       <cell id>:
