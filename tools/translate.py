@@ -18,8 +18,8 @@ hash as ``sha_new``) but keeps ``sha``, ``en`` and ``zh``; the translator rewrit
 ``sha_new`` into ``en`` and ``sha``. So pasting an old translation back (with its old ``sha``) never passes, and an
 entry whose ``sha`` is not the hash of its own ``en`` is reported too.
 
-Code comments are translated too; code tokens never change. The ``comments:`` mapping at the end of the catalog
-(kept apart from ``cells:`` so the two can be edited in parallel and merged) is keyed by the hash of the English
+Code comments are translated too; code tokens never change. The ``comments:`` mapping at the top of the catalog,
+before ``cells:`` (kept apart so the two can be edited in parallel and merged), is keyed by the hash of the English
 comment text (the text after ``#``, stripped):
 
     comments:
@@ -334,6 +334,14 @@ yaml.SafeDumper.add_representer(_Literal, lambda dumper, text: dumper.represent_
     "tag:yaml.org,2002:str", text, style="|"))
 
 
+# The layout of a catalog: its first line, then the comments, then the cells. Comments come first so that a new
+# comments part merges cleanly with edits to the cells, the last of which ends the file.
+COMMENTS_HEADER = ("# ---- Code comments (kept apart from 'cells:' below). Key: the first 12 hex digits of the SHA-256 "
+                   "of the\n# ---- English comment text (after '#', stripped); a changed comment has no entry. See "
+                   "tools/translate.py.\n")
+CELLS_HEADER = "# ---- Markdown cells: cell id -> sha of the English, the English, the Chinese.\n"
+
+
 def extract(stem: str) -> int:
     path = NOTEBOOKS / f"{stem}.ipynb"
     if not path.is_file():
@@ -375,9 +383,8 @@ def extract(stem: str) -> int:
                       for k, v in entry.items() if k in ("sha", "en", "zh", "zh_old", "sha_new", "en_new")}
     target = catalog_path(stem)
     target.parent.mkdir(parents=True, exist_ok=True)
-    text = yaml.safe_dump({"cells": cells}, allow_unicode=True, sort_keys=False, width=1000)
-    text += ("\n# Code comments (tools/translate.py): hash of the English comment text -> its translation.\n"
-             + yaml.safe_dump({"comments": comments}, allow_unicode=True, sort_keys=False, width=1000))
+    text = (COMMENTS_HEADER + yaml.safe_dump({"comments": comments}, allow_unicode=True, sort_keys=False, width=1000)
+            + CELLS_HEADER + yaml.safe_dump({"cells": cells}, allow_unicode=True, sort_keys=False, width=1000))
     tmp = target.with_suffix(".yaml.tmp")
     tmp.write_text(f"# {stem}: Chinese translation of the markdown cells (see tools/translate.py)\n{text}",
                    encoding="utf-8")
