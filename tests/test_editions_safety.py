@@ -290,8 +290,11 @@ def zh_course(tmp_path, monkeypatch):
         nbformat.write(nb, notebooks / path.name)
         cells = {str(c.id): {"sha": translate.source_sha(c.source), "zh": "中文：" + c.source}
                  for c in nb.cells if c.cell_type == "markdown"}
+        comments = {translate.source_sha(translate.comment_text(token)):
+                    {"en": translate.comment_text(token), "zh": "中文注释：" + translate.comment_text(token)}
+                    for c in nb.cells if c.cell_type == "code" for _, _, token in translate.code_comments(c.source)}
         (tmp_path / "catalogs" / f"{path.stem}.yaml").write_text(
-            translate.yaml.safe_dump({"cells": cells}, allow_unicode=True), encoding="utf-8")
+            translate.yaml.safe_dump({"cells": cells, "comments": comments}, allow_unicode=True), encoding="utf-8")
     monkeypatch.setattr(translate, "NOTEBOOKS", notebooks)
     monkeypatch.setattr(translate, "CATALOGS", tmp_path / "catalogs")
     monkeypatch.setattr(translate, "OUT", notebooks / "zh")
