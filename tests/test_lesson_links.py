@@ -58,6 +58,9 @@ def test_a_stale_copy_is_found_and_rewritten(tmp_path):
     (tmp_path / "recipes").mkdir()
     (tmp_path / "docs" / "GLOSSARY.md").write_text("see [A2](../notebooks/A2_x.ipynb) and [r](../README.md)\n")
     (tmp_path / "recipes" / "one.py").write_text("print(1)\n")
+    (tmp_path / "recipes" / "run_all.py").write_text("print(0)\n")  # no lesson links it: no copy
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "notebooks" / "00_x.ipynb").write_text('{"cells": [{"source": "[one](recipes/one.py)"}]}')
     assert sorted(lesson_link_copies.problems(tmp_path)) == ["notebooks/docs/GLOSSARY.md is missing",
                                                              "notebooks/recipes/one.py is missing"]
     lesson_link_copies.write(tmp_path)
@@ -67,6 +70,7 @@ def test_a_stale_copy_is_found_and_rewritten(tmp_path):
     (tmp_path / "notebooks" / "recipes" / "gone.py").write_text("")
     assert lesson_link_copies.problems(tmp_path) == ["notebooks/recipes/one.py differs from its original",
                                                      "notebooks/recipes/gone.py has no original in recipes/"]
+    assert not (tmp_path / "notebooks" / "recipes" / "run_all.py").exists()
     lesson_link_copies.write(tmp_path)
     assert lesson_link_copies.problems(tmp_path) == []
     assert not (tmp_path / "notebooks" / "recipes" / "gone.py").exists()

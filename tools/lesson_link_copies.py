@@ -59,8 +59,17 @@ def expected(root: Path = ROOT) -> dict[Path, str]:
     files = {root / copy: page_copy((root / original).read_text(encoding="utf-8"), original)
              for original, copy in PAGES if (root / original).is_file()}
     for recipe in sorted((root / RECIPES).glob("*.py")):
-        files[root / "notebooks" / RECIPES / recipe.name] = recipe.read_text(encoding="utf-8")
+        if recipe.name in linked_recipes(root):  # only what a lesson links to (not run_all.py, mutation_score.py)
+            files[root / "notebooks" / RECIPES / recipe.name] = recipe.read_text(encoding="utf-8")
     return files
+
+
+def linked_recipes(root: Path = ROOT) -> set[str]:
+    """The recipe file names the English lessons link to (``recipes/x.py`` inside notebooks/)."""
+    names = set()
+    for notebook in (root / "notebooks").glob("*.ipynb"):
+        names.update(re.findall(r"\]\(<?recipes/([\w.-]+\.py)", notebook.read_text(encoding="utf-8")))
+    return names
 
 
 def problems(root: Path = ROOT) -> list[str]:
