@@ -140,3 +140,17 @@ def test_gpu_plugin_needs_runs_ldd_on_the_newest_plugin_on_linux(monkeypatch, tm
 def test_gpu_plugin_needs_on_a_cpu_only_linux_wheel(monkeypatch, tmp_path):
     monkeypatch.setattr(lesson_module.sys, "platform", "linux")
     assert "CPU-only" in lesson_module.gpu_plugin_needs(tmp_path)
+
+
+def test_scrub_paths_handles_a_clone_path_with_spaces_and_chinese(monkeypatch):
+    import site
+
+    import course_lib.paths
+    from course_lib.lesson import scrub_paths
+
+    root = "/home/Li Wei/课程 course"
+    monkeypatch.setattr(course_lib.paths, "PROJECT_ROOT", type(course_lib.paths.PROJECT_ROOT)(root))
+    monkeypatch.setattr(site, "getsitepackages", lambda: [f"{root}/.venv/lib/python3.11/site-packages"])
+    assert scrub_paths(f"from 'mindspore' ({root}/.venv/lib/python3.11/site-packages/mindspore/__init__.py)") == \
+        "from 'mindspore' (mindspore/__init__.py)"
+    assert scrub_paths(f"the file {root}/outputs/A9/ms_best.ckpt. Maybe") == "the file …/ms_best.ckpt. Maybe"
