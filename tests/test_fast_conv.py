@@ -81,7 +81,7 @@ def test_unsupported_settings_are_named(kwargs, words):
 
 
 def test_resnet18_trains_like_the_stock_one():
-    from course_lib.data import create_mnist_dataset
+    from course_lib.data.datasets import create_mnist_dataset
     from course_lib.models.resnet import resnet18
 
     ms.set_context(mode=ms.PYNATIVE_MODE)

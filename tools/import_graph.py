@@ -149,7 +149,8 @@ def _source(path: Path) -> str:
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
         code = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
         # IPython magics and shell lines are not Python
-        return "\n".join(line for cell in code for line in cell.splitlines() if not line.lstrip().startswith(("%", "!")))
+        return "\n".join(line for cell in code for line in cell.splitlines()
+                         if not line.lstrip().startswith(("%", "!")))
     return path.read_text(encoding="utf-8")
 
 
@@ -157,7 +158,7 @@ def users(root: Path = ROOT) -> dict[str, dict[str, int]]:
     """``{module: {area: number of files importing it}}`` for the areas outside the package, plus course_lib."""
     known = modules(root)
     counts = defaultdict(lambda: defaultdict(int))
-    for module, targets in graph(root).items():
+    for targets in graph(root).values():
         for target in targets:
             counts[target]["course_lib"] += 1
     for area, (folder, pattern) in AREAS.items():
