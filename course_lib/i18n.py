@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["LANGUAGES", "language", "set_language"]
+__all__ = ["LANGUAGES", "CATALOG", "language", "set_language", "_"]
 
 LANGUAGES = ("en", "zh")
 _LANGUAGE: str | None = None  # set by set_language(); None = detect
@@ -36,3 +36,37 @@ def language() -> str:
     except OSError:  # the folder was deleted under the kernel
         return "en"
     return "zh" if cwd.name == "zh" and cwd.parent.name in ("notebooks", "student") else "en"
+
+
+# ------------------------------------------------------------------------------------------- messages
+#: course_lib's one message catalog (gettext .po, Babel reads it): the Chinese text of every message that course_lib
+#: speaks to a learner (errors, exercise tasks and hints). ``python tools/messages_catalog.py update`` adds new
+#: messages, marks changed ones fuzzy; ``check`` fails on an untranslated or fuzzy entry.
+CATALOG = Path(__file__).resolve().parent / "locale" / "zh" / "LC_MESSAGES" / "course_lib.po"
+_CATALOG_CACHE: dict = {}
+
+
+def _catalog() -> dict:
+    """msgid -> Chinese msgstr for every translated, non-fuzzy entry of ``CATALOG`` (read once per process)."""
+    if "zh" not in _CATALOG_CACHE:
+        table = {}
+        try:
+            from babel.messages.pofile import read_po
+
+            with CATALOG.open("rb") as handle:
+                catalog = read_po(handle, locale="zh_CN")
+            table = {m.id: m.string for m in catalog if m.id and m.string and not m.fuzzy}
+        except (OSError, ImportError):  # no catalog or no Babel: English, as documented
+            table = {}
+        _CATALOG_CACHE["zh"] = table
+    return _CATALOG_CACHE["zh"]
+
+
+def _(message: str) -> str:
+    """``message`` in the learner's language: its Chinese text from ``CATALOG`` when ``language()`` is ``"zh"`` and
+    a translation exists, else ``message`` itself. Mark a literal for the catalog by writing it inside ``_(...)``;
+    values go in with ``.format`` afterwards (``_("lr must be > 0, got {lr!r}.").format(lr=lr)``), never f-strings,
+    so that the catalog's key is the same text every time."""
+    if language() != "zh":
+        return message
+    return _catalog().get(message, message)
