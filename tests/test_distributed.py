@@ -248,30 +248,28 @@ def test_parameters_are_identical_on_every_rank_and_saved(two_worker_run):
 
 def test_a_failing_worker_raises_with_its_log_and_leaves_no_process(tmp_path):
     tag = f"ddp-fail-{uuid.uuid4().hex[:8]}"
-    start = time.perf_counter()
     with pytest.raises(DistributedLaunchError) as caught:
         launch(WORKER, ["--out", tmp_path / "out", "--fail_on_rank", 1, "--steps", 2, "--run_tag", tag],
                worker_num=2, timeout=180, log_dir=tmp_path / "logs")
-    elapsed = time.perf_counter() - start
     message = str(caught.value)
     assert "rank 1 of 2 exited with an error" in message
     assert "RuntimeError: rank 1 fails on purpose (--fail_on_rank 1)" in message
     assert "Traceback (most recent call last)" in message
     assert not isinstance(caught.value, DistributedTimeoutError)
-    assert caught.value.result.returncode is not None and elapsed < 180
+    # the job ended because a worker failed (msrun's exit code), not because the timeout killed it
+    assert caught.value.result.returncode is not None and not caught.value.result.timed_out
     assert processes_with(tag) == []
 
 
 def test_a_hanging_job_is_killed_at_the_timeout_and_leaves_no_process(tmp_path):
     tag = f"ddp-hang-{uuid.uuid4().hex[:8]}"
     timeout = 12
-    start = time.perf_counter()
     with pytest.raises(DistributedTimeoutError, match=f"ran longer than {timeout} s and was killed") as caught:
         launch(WORKER, ["--out", tmp_path / "out", "--sleep_seconds", 600, "--run_tag", tag],
                worker_num=2, timeout=timeout, log_dir=tmp_path / "logs")
-    elapsed = time.perf_counter() - start
-    assert timeout <= elapsed < timeout + 8
     assert caught.value.result.timed_out and caught.value.result.returncode is None
+    # killed mid-job: no rank got to its final report (each would sleep 600 s first)
+    assert not any("done" in report for report in caught.value.result.reports.values())
     assert processes_with(tag) == []
     assert json.dumps(caught.value.result.command)  # the command is kept for the error report
 
