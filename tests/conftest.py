@@ -7,3 +7,16 @@ import tempfile as _tempfile  # noqa: E402
 
 _os.environ.setdefault("COURSE_PROGRESS_FILE",
                        _os.path.join(_tempfile.mkdtemp(prefix="course-progress-"), "exercises.jsonl"))
+
+#: Files that take minutes on 2 cores (pytest --durations, Nov 2026), heaviest first. `--dist loadfile` hands out
+#: whole files in collection order (with --no-loadscope-reorder, as `python course.py test` runs it): started first,
+#: none of them is left to run alone at the end while the other worker idles. The rest keep pytest's order. A stale
+#: list only costs balance, never a test.
+HEAVIEST_FIRST = ("test_recipe_mutations.py", "test_recipes.py", "test_benchmarks.py", "test_distributed.py",
+                  "test_site_and_editions.py", "test_scripts_msrun.py", "test_training_lenet.py",
+                  "test_reproducibility.py", "test_scripts_reliability.py", "test_scripts.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {name: index for index, name in enumerate(HEAVIEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # a stable sort: order inside a file is kept

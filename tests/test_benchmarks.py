@@ -51,6 +51,7 @@ def numbers(value, path=""):
             yield from numbers(item, f"{path}[{index}]")
 
 
+@pytest.mark.slow
 def test_quick_run_writes_json_markdown_and_png_atomically(quick):
     out, data = quick
     assert sorted(p.name for p in out.iterdir()) == ["results.json", "results.md", "results.png"]  # no temp files
@@ -69,6 +70,7 @@ def test_quick_run_writes_json_markdown_and_png_atomically(quick):
     assert "/tmp/" not in markdown and str(out) not in markdown
 
 
+@pytest.mark.slow
 def test_results_json_has_every_section_and_environment_fact(quick):
     _, data = quick
     assert {"schema_version", "run", "environment", "results", "lenet_training", "onednn", "pipeline", "compile",
@@ -104,6 +106,7 @@ def test_results_json_has_every_section_and_environment_fact(quick):
     assert data["run"]["repeats"] >= 5 and data["run"]["load_average_before"]
 
 
+@pytest.mark.slow
 def test_every_training_variant_is_measured(quick):
     _, data = quick
     everyone = set(bench_run.PARTICIPANTS) - {"graph_all"}  # graph_all is reported in the oneDNN section
@@ -138,6 +141,7 @@ def test_every_training_variant_is_measured(quick):
                                                                        ("mindspore", "pynative")}
 
 
+@pytest.mark.slow
 def test_every_number_is_positive_and_finite(quick):
     _, data = quick
     found = list(numbers(data))
@@ -150,6 +154,7 @@ def test_every_number_is_positive_and_finite(quick):
             assert value > 0, path
 
 
+@pytest.mark.slow
 def test_summary_ratios_and_targets_follow_from_the_records(quick):
     _, data = quick
     by_key = {r["participant"]: r for r in data["results"] if r["measurement"] == "lenet_training"}
@@ -172,6 +177,7 @@ def test_summary_ratios_and_targets_follow_from_the_records(quick):
     assert targets["lesson_max_seconds"]["status"] == "not measured"
 
 
+@pytest.mark.slow
 def test_notebook_timing_is_merged_and_reports_failures(quick, tmp_path):
     out, before = quick
     merged = tmp_path / "out"
@@ -202,6 +208,7 @@ def test_notebook_timing_is_merged_and_reports_failures(quick, tmp_path):
     assert notebooks["cpu_kind"] == data["cpu_kind"]
 
 
+@pytest.mark.slow
 def test_render_only_rewrites_markdown_and_png_from_results_json(quick, tmp_path):
     out, data = quick
     copy = tmp_path / "out"
@@ -272,6 +279,7 @@ def test_a_schema_1_results_json_is_tagged_with_its_cpu_kind(tmp_path):
     assert data["notebooks"]["cpu_kind"] == "AMD EPYC, AVX2"
 
 
+@pytest.mark.slow
 def test_tables_of_different_cpu_kinds_never_mix(quick):
     _, data = quick
     other = json.loads(json.dumps(data))
@@ -287,6 +295,7 @@ def test_tables_of_different_cpu_kinds_never_mix(quick):
     assert report.headline_rows(other) != report.headline_rows(data)
 
 
+@pytest.mark.slow
 def test_verdicts_follow_the_numbers(quick):
     _, data = quick
     for factor, faster in ((100.0, "MindSpore graph mode at least as fast"),

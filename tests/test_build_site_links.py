@@ -2,6 +2,8 @@
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
 import build_site  # noqa: E402
 
@@ -16,6 +18,7 @@ def test_glossary_anchor_recipe_and_lesson_links_are_rewritten():
         '<a href="https://www.mindspore.cn/docs/en/master/index.html">d</a>')
 
 
+@pytest.mark.slow
 def test_the_site_carries_every_recipe(tmp_path):
     site = build_site.build(tmp_path / "site")
     recipes = sorted(p.name for p in (build_site.ROOT / "recipes").glob("*.py"))

@@ -208,6 +208,7 @@ for name, cell_class in (("ours", TrainOneStepCell), ("nn", nn.TrainOneStepCell)
 '''
 
 
+@pytest.mark.slow
 def test_data_parallel_under_msrun_ranks_identical_and_equal_to_nn_train_one_step_cell(tmp_path):
     from course_lib.parallel.launch import launch
 

@@ -61,8 +61,38 @@ def test_arguments_after_the_command_reach_the_tool(monkeypatch):
     env = course_cli.Environment("py")
     course_cli.cmd_unit(type("Options", (), {"args": ["-x", "tests/test_metrics.py"]}), env)
     course_cli.cmd_unit(type("Options", (), {"args": []}), env)
-    assert commands == [["py", "-m", "pytest", "-n", "2", "--dist", "loadfile", "-x", "tests/test_metrics.py"],
-                        ["py", "-m", "pytest", "-n", "2", "--dist", "loadfile", "tests"]]
+    unit = ["py", "-m", "pytest", "-n", "2", "--dist", "loadfile", "--no-loadscope-reorder"]
+    assert commands == [unit + ["-x", "tests/test_metrics.py"], unit + ["tests"]]
+
+
+def test_check_is_the_quick_loop_and_test_runs_every_unit_test(monkeypatch):
+    commands = []
+    monkeypatch.setattr(course_cli, "run", lambda command, env=None, cwd=None, check=True: commands.append(command))
+    monkeypatch.setattr(course_cli, "cmd_browser_deps", lambda options, env: 0)
+    monkeypatch.setattr(course_cli, "nbval_twice", lambda env, names: commands.append(["nbval", *names]))
+    monkeypatch.setitem(sys.modules, "changed_notebooks",
+                        type(sys)("changed_notebooks"))  # a stand-in: one notebook changed against CHECK_BASE
+    sys.modules["changed_notebooks"].changed_notebooks = lambda base: [f"notebooks/03_changed_vs_{base}.ipynb"]
+    monkeypatch.setenv("CHECK_BASE", "topic")
+    options, env = type("Options", (), {"args": []}), course_cli.Environment("py")
+    course_cli.cmd_check(options, env)
+    assert commands[0] == ["py", "-m", "ruff", "check"] and commands[1] == ["py", "-m", "codespell_lib"]
+    assert commands[2][-4:] == ["--no-loadscope-reorder", "-m", "not slow", "tests"]
+    assert commands[3][:3] == ["py", "-m", "pytest"] and commands[3][-1] == "notebooks/03_changed_vs_topic.ipynb"
+    assert len(commands) == 4
+    commands.clear()
+    course_cli.cmd_test(options, env)
+    unit = [c for c in commands if c[:3] == ["py", "-m", "pytest"]]
+    assert len(unit) == 1 and "not slow" not in unit[0] and unit[0][-1] == "tests"
+    assert commands[-1][0] == "nbval"
+
+
+def test_the_slow_marker_is_registered_and_strict():
+    import tomllib
+
+    pytest_options = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
+    assert any(marker.startswith("slow:") for marker in pytest_options["markers"])
+    assert "--strict-markers" in pytest_options["addopts"]  # a misspelt @pytest.mark.slwo fails, not skips nothing
 
 
 def test_the_hosted_ci_runs_the_pre_flight_check_through_the_front_door():

@@ -196,6 +196,7 @@ def two_worker_run(tmp_path_factory):
     return result, out, tag
 
 
+@pytest.mark.slow
 def test_two_workers_use_this_interpreter_and_data_parallel_mode(two_worker_run):
     result, _, tag = two_worker_run
     assert result.returncode == 0 and not result.timed_out
@@ -214,6 +215,7 @@ def test_two_workers_use_this_interpreter_and_data_parallel_mode(two_worker_run)
         result.tail(2)
 
 
+@pytest.mark.slow
 def test_each_rank_trains_on_its_own_disjoint_shard(two_worker_run):
     result, _, _ = two_worker_run
     whole_train_set = set(dataset_fingerprints(create_mnist_dataset(batch_size=256, train=True, shuffle=False,
@@ -232,6 +234,7 @@ def test_each_rank_trains_on_its_own_disjoint_shard(two_worker_run):
                 == result.reports[rank]["trainer.shard"]["fingerprints"])
 
 
+@pytest.mark.slow
 def test_parameters_are_identical_on_every_rank_and_saved(two_worker_run):
     result, out, _ = two_worker_run
     ms.set_seed(1)
@@ -246,6 +249,7 @@ def test_parameters_are_identical_on_every_rank_and_saved(two_worker_run):
             assert saved == {key: report[key] for key in ("count", "sha256", "sum")}
 
 
+@pytest.mark.slow
 def test_a_failing_worker_raises_with_its_log_and_leaves_no_process(tmp_path):
     tag = f"ddp-fail-{uuid.uuid4().hex[:8]}"
     with pytest.raises(DistributedLaunchError) as caught:
@@ -261,6 +265,7 @@ def test_a_failing_worker_raises_with_its_log_and_leaves_no_process(tmp_path):
     assert processes_with(tag) == []
 
 
+@pytest.mark.slow
 def test_a_hanging_job_is_killed_at_the_timeout_and_leaves_no_process(tmp_path):
     tag = f"ddp-hang-{uuid.uuid4().hex[:8]}"
     timeout = 12
@@ -341,6 +346,7 @@ def kill_all(procs):
             pass
 
 
+@pytest.mark.slow
 def test_a_second_launch_on_a_busy_log_dir_is_refused_and_the_first_reports_its_own_job(tmp_path):
     logs = tmp_path / "logs"
     tag = f"ddp-first-{uuid.uuid4().hex[:8]}"
@@ -365,6 +371,7 @@ def test_a_second_launch_on_a_busy_log_dir_is_refused_and_the_first_reports_its_
         assert parse_worker_report(result["logs"][rank])["done"]["rank"] == int(rank)
 
 
+@pytest.mark.slow
 def test_killing_the_launcher_ends_msrun_its_scheduler_and_the_workers(tmp_path):
     logs = tmp_path / "logs"
     tag = f"ddp-orphan-{uuid.uuid4().hex[:8]}"
@@ -381,6 +388,7 @@ def test_killing_the_launcher_ends_msrun_its_scheduler_and_the_workers(tmp_path)
         launcher.kill()
 
 
+@pytest.mark.slow
 def test_the_next_launch_ends_orphans_of_a_launch_recorded_in_its_log_dir(tmp_path, monkeypatch, capsys):
     logs = tmp_path / "logs"
     tag = f"ddp-orphan2-{uuid.uuid4().hex[:8]}"
@@ -421,6 +429,7 @@ print_report("odd", role=role, rank=get_rank(), size=get_group_size(), rank_id=o
 '''
 
 
+@pytest.mark.slow
 def test_launch_from_a_folder_with_spaces_and_chinese_and_with_leftover_msrun_variables(tmp_path, monkeypatch):
     folder = tmp_path / "课程 test dir"
     folder.mkdir()

@@ -1,6 +1,8 @@
 """Lesson 08's minimal worker (scripts/dp_minimal.py): two ranks read disjoint shards and end with equal weights."""
 import re
 
+import pytest
+
 from course_lib.parallel.launch import launch
 from course_lib.paths import PROJECT_ROOT
 
@@ -8,6 +10,7 @@ WORKER = PROJECT_ROOT / "scripts" / "dp_minimal.py"
 LINE = re.compile(r"rank (\d) of 2: (\w+), 128 samples, ids \[(\d+), .*weights sha256 (\w+)")
 
 
+@pytest.mark.slow
 def test_two_ranks_disjoint_shards_same_weights(tmp_path):
     assert sum(1 for line in WORKER.read_text().splitlines() if line.strip()) <= 40  # readable top to bottom
     result = launch(WORKER, worker_num=2, timeout=300, log_dir=tmp_path / "logs")

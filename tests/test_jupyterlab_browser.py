@@ -86,6 +86,7 @@ def lab(tmp_path_factory):
         log.close()
 
 
+@pytest.mark.slow
 def test_server_listens_on_localhost_and_requires_the_token(lab):
     assert lab["base"].startswith("http://127.0.0.1:")
     assert http_status(f"{lab['base']}/api/contents") == 403
@@ -98,6 +99,7 @@ KERNEL_IDLE = ("() => [...document.querySelectorAll('.jp-StatusBar-TextItem')]"
                ".some(e => /\\|\\s*Idle\\b/.test(e.innerText))")
 
 
+@pytest.mark.slow
 def test_notebook_00_runs_its_first_cells_in_chromium(lab):
     from playwright.sync_api import sync_playwright
 
@@ -152,6 +154,7 @@ GLYPHS_JS = """([selector, text]) => {
 }"""
 
 
+@pytest.mark.slow
 def test_a_chinese_lesson_renders_its_text_as_glyphs(lab):
     """The zh edition opens in JupyterLab and its Chinese prose is drawn with real glyphs, not empty boxes."""
     from playwright.sync_api import sync_playwright

@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 import nbval_groups  # noqa: E402
@@ -25,6 +27,7 @@ def _logging_notebook(path: Path, log: Path) -> None:
                                 "nbformat": 4, "nbformat_minor": 5}))
 
 
+@pytest.mark.slow
 def test_both_copies_of_each_notebook_run_on_one_worker_in_order(tmp_path):
     logs = {}
     for name in ("one", "two", "three"):

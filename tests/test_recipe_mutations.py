@@ -53,6 +53,7 @@ def test_verdict_tells_a_caught_mistake_from_a_crash():
     assert mutation_score.verdict(-1, "", "\nTIMEOUT: killed after 300 s") == "crashed"
 
 
+@pytest.mark.slow
 def test_every_listed_mutation_is_caught(request):
     results = mutation_score.run_all_mutations(MUTATIONS, workers=2)
     table = mutation_score.score_table(results)

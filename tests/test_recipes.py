@@ -102,6 +102,7 @@ def test_the_blocker_really_stops_course_lib(tmp_path):
     assert "recipes must not import course_lib (tried to import 'course_lib" in stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", RECIPES, ids=lambda p: p.stem)
 def test_recipe_runs_without_course_lib_under_python_O_with_leftover_msrun_variables(path):
     code, seconds, stdout, stderr = run_all.run_recipe(path, timeout=600, python_flags=["-O"],
@@ -121,6 +122,7 @@ def _run_each(args):
         return {p.name: (code, out, err) for p, (code, _, out, err) in zip(RECIPES, results)}
 
 
+@pytest.mark.slow
 def test_help_prints_usage_and_runs_nothing():
     for name, (code, stdout, stderr) in _run_each(["--help"]).items():
         assert code == 0, (name, stderr[-2000:])
@@ -129,6 +131,7 @@ def test_help_prints_usage_and_runs_nothing():
         assert "CHECK" not in stdout and "note:" not in stdout, (name, stdout)  # usage only: main() did not run
 
 
+@pytest.mark.slow
 def test_unknown_arguments_are_refused():
     for name, (code, stdout, stderr) in _run_each(["--epochs", "50", "--lr", "0.5"]).items():
         assert code == 2, (name, code, stdout[-500:], stderr[-2000:])

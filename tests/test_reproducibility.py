@@ -5,6 +5,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 TRAIN_ONE_EPOCH = """
 import json, course_lib
 import mindspore as ms
@@ -44,6 +46,7 @@ def first_run(seed):
     return losses_in_a_fresh_process(seed)
 
 
+@pytest.mark.slow
 def test_same_seed_gives_identical_losses_in_two_processes():
     first, second = first_run(1), losses_in_a_fresh_process(1)
     assert len(first) == 1437 // 32
@@ -51,5 +54,6 @@ def test_same_seed_gives_identical_losses_in_two_processes():
     assert first[-1] < first[0]  # and it trained
 
 
+@pytest.mark.slow
 def test_another_seed_gives_other_numbers():
     assert losses_in_a_fresh_process(2)[:3] != first_run(1)[:3]

@@ -77,6 +77,7 @@ def runs(tmp_path_factory):
     return results
 
 
+@pytest.mark.slow
 def test_uninterrupted_run_trains_and_saves_every_epoch(runs):
     code, out, err = runs["full"]
     assert code == 0, err
@@ -87,6 +88,7 @@ def test_uninterrupted_run_trains_and_saves_every_epoch(runs):
     assert str(runs["root"]) not in out + err  # printed paths are relative
 
 
+@pytest.mark.slow
 def test_sigkill_mid_epoch_leaves_only_the_finished_checkpoint(runs):
     code, out, _ = runs["killed"]
     assert code == -9
@@ -95,6 +97,7 @@ def test_sigkill_mid_epoch_leaves_only_the_finished_checkpoint(runs):
     assert runs["after_kill"] == [".course_checkpoints.lock", "lenet5-1_4.ckpt", "logs", "run_settings.json"]
 
 
+@pytest.mark.slow
 def test_resume_skips_damaged_files_and_continues_from_the_last_good_epoch(runs):
     code, out, err = runs["resumed"]
     assert code == 0, err
@@ -104,6 +107,7 @@ def test_resume_skips_damaged_files_and_continues_from_the_last_good_epoch(runs)
     assert re.findall(r"epoch (\d)/3: loss", out) == ["2", "3"]
 
 
+@pytest.mark.slow
 def test_resumed_run_ends_bit_identical_to_the_uninterrupted_run(runs):
     full = ms.load_checkpoint(str(runs["full_dir"] / "lenet5-3_4.ckpt"))
     resumed = ms.load_checkpoint(str(runs["resumed_dir"] / "lenet5-3_4.ckpt"))
@@ -117,6 +121,7 @@ def test_resumed_run_ends_bit_identical_to_the_uninterrupted_run(runs):
     assert not np.array_equal(first["fc3.weight"].asnumpy(), full["fc3.weight"].asnumpy())
 
 
+@pytest.mark.slow
 def test_eval_prints_top1_and_top5_of_the_checkpoint(runs):
     code, out, err = runs["eval"]
     assert code == 0, err
@@ -138,6 +143,7 @@ def test_eval_prints_top1_and_top5_of_the_checkpoint(runs):
     assert top1 == pytest.approx(correct / total, abs=1e-4)
 
 
+@pytest.mark.slow
 def test_resume_state_loads_weights_and_refuses_another_epoch_length(runs):
     ms.set_context(mode=ms.PYNATIVE_MODE)
     cfg = load_config(argv=RECIPE)

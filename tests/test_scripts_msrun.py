@@ -51,6 +51,7 @@ def check_run(folder: Path, rank_logs: dict, scheduler_logs: list, epochs: int):
         assert "scheduler" in text and "train lenet5" not in text and "Traceback" not in text
 
 
+@pytest.mark.slow
 def test_two_workers_train_identically_and_only_rank_0_saves(tmp_path):
     folder = tmp_path / "run"
     result = launch(TRAIN, [*ARGS, "--checkpoint_dir", str(folder)], worker_num=2, timeout=300,
@@ -60,6 +61,7 @@ def test_two_workers_train_identically_and_only_rank_0_saves(tmp_path):
     assert "scheduler: serving 2 workers" in result.scheduler_log
 
 
+@pytest.mark.slow
 def test_a_two_node_job_simulated_on_127_0_0_1(tmp_path):
     folder, port, launch_id = tmp_path / "run", find_free_port(), uuid.uuid4().hex
     env = {**os.environ, LAUNCH_ID_ENV: launch_id, "PYTHONUNBUFFERED": "1",
@@ -103,6 +105,7 @@ def test_msrun_variables_without_msrun_are_refused_before_any_work(tmp_path, rol
     assert not (tmp_path / "ckpt").exists()
 
 
+@pytest.mark.slow
 def test_when_rank_0_refuses_the_folder_every_rank_stops_and_nothing_is_written(tmp_path):
     from course_lib.train.checkpoint import save_checkpoint
     from course_lib.parallel.launch import DistributedLaunchError

@@ -24,6 +24,7 @@ def run(args, cwd, env=None, timeout=300):
                           timeout=timeout, env=env)
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_with_exit_130_names_the_position_and_resume_continues(tmp_path):
     folder = tmp_path / "ckpt"
     process = subprocess.Popen([sys.executable, str(TRAIN), *QUICK, "--epochs", "500", "--checkpoint_dir",
@@ -68,6 +69,7 @@ def broken_png_root(tmp_path_factory):
     return root, victim
 
 
+@pytest.mark.slow
 def test_a_png_that_fails_to_decode_mid_epoch_names_the_file_and_the_fix(tmp_path, broken_png_root):
     root, victim = broken_png_root
     result = run([TRAIN, "--model", "resnet18", "--dataset", "imagefolder", "--image_size", "32", "--batch_size",

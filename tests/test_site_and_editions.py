@@ -9,6 +9,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import nbformat
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
@@ -31,6 +32,7 @@ class Links(html.parser.HTMLParser):
             self.hrefs.append(href)
 
 
+@pytest.mark.slow
 def test_site_has_every_lesson_and_all_local_links_resolve(tmp_path):
     site = build_site.build(tmp_path / "site")
     for notebook in NOTEBOOKS:
@@ -62,6 +64,7 @@ def links_are_local_and_resolve(site):
     return True
 
 
+@pytest.mark.slow
 def test_site_has_both_languages_with_a_switch_on_every_page(tmp_path):
     """zh pages (here from a scratch zh edition of three lessons) under zh/, each linked to its English twin."""
     import translate
@@ -166,6 +169,7 @@ def test_site_runs_no_script_from_lessons_catalogs_or_file_names(tmp_path, monke
     assert all(":" not in entry["page"] and '"' not in entry["page"] for entry in search)
 
 
+@pytest.mark.slow
 def test_lesson_pages_link_to_their_neighbours(tmp_path):
     site = build_site.build(tmp_path / "site")
     second = (site / f"{NOTEBOOKS[1].stem}.html").read_text()
@@ -290,6 +294,7 @@ def test_student_bundle_has_no_solutions_and_opens_the_student_edition(tmp_path)
     assert 'include = ["course_lib*"]' in (bundle / "pyproject.toml").read_text()  # installs without solutions/
 
 
+@pytest.mark.slow
 def test_student_edition_runs_and_asks_for_answers(tmp_path):
     """The student copy of lesson 00 runs from top to bottom; its checks ask for the missing answers."""
     student = make_editions.build("student", tmp_path / "student")
@@ -304,6 +309,7 @@ def test_student_edition_runs_and_asks_for_answers(tmp_path):
     assert "not answered yet" in text
 
 
+@pytest.mark.slow
 def test_chinese_student_edition_runs_and_asks_for_answers_in_chinese(tmp_path):
     """The zh student copy of lesson 00 runs in build/student/zh/: its checks speak Chinese (no COURSE_LANG)."""
     student = make_editions.build("student", tmp_path / "student")

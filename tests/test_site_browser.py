@@ -91,6 +91,7 @@ def nav_boxes_inside(page, width: int) -> list:
     return boxes
 
 
+@pytest.mark.slow
 def test_search_finds_a_term_and_its_hit_opens_the_lesson_offline(site, browser):
     term, entry = term_in_one_lesson(site)
     page, requests = open_page(browser, (site / "index.html").as_uri())
@@ -123,6 +124,7 @@ def test_search_finds_a_term_and_its_hit_opens_the_lesson_offline(site, browser)
         [url for url in requests if not url.startswith("file://")]
 
 
+@pytest.mark.slow
 def test_chinese_search_and_pages_work_offline(site, browser):
     entries = json.loads((site / "zh" / "search.json").read_text(encoding="utf-8"))
     lesson = next(entry for entry in entries if entry["page"].startswith("03_"))
@@ -135,6 +137,7 @@ def test_chinese_search_and_pages_work_offline(site, browser):
     assert all(url.startswith("file://") for url in requests)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("width", [360, 1000])
 def test_nav_bar_buttons_fit_from_360_px(site, browser, width):
     for name in ("index.html", "03_model_train_eval.html", "zh/03_model_train_eval.html", "workshop.html"):

@@ -23,6 +23,7 @@ def graph_mode():
     ms.set_context(mode=previous)
 
 
+@pytest.mark.slow
 def test_lenet_reaches_97_percent_on_the_digits_test_split(graph_mode):
     ms.set_seed(2)  # the notebook uses seed 1; seed 2 was the weakest of 1..3 at 5 epochs
     train_set = create_mnist_dataset(batch_size=BATCH_SIZE, train=True)

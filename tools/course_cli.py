@@ -509,8 +509,13 @@ def workers(name, default=2):
     return value
 
 
-def unit_args():
-    return ["-m", "pytest", "-n", workers("UNIT_WORKERS"), "--dist", "loadfile", "tests"]
+def unit_args(quick=False):
+    """pytest over tests/ on UNIT_WORKERS pytest-xdist workers, a file per worker (module fixtures run once), in
+    collection order: tests/conftest.py puts the files that take minutes first, so that none starts last while the
+    other worker idles (xdist's default reorder, by number of tests, would undo that). ``quick``: without the tests
+    marked ``slow`` (pyproject.toml)."""
+    return (["-m", "pytest", "-n", workers("UNIT_WORKERS"), "--dist", "loadfile", "--no-loadscope-reorder"]
+            + (["-m", "not slow"] if quick else []) + ["tests"])
 
 
 #: Options that would switch off or weaken the lab's authentication, or open it to the network.
@@ -654,7 +659,10 @@ def cmd_nbval(options, env):
 
 
 def cmd_check(options, env):
-    env.run(*unit_args())
+    """The quick loop before a commit: lint, the unit tests not marked slow, then nbval over the notebooks changed
+    against CHECK_BASE (default main). ``python course.py test`` runs everything."""
+    cmd_lint(options, env)
+    env.run(*unit_args(quick=True))
     from changed_notebooks import changed_notebooks
     base = os.environ.get("CHECK_BASE", "main")
     changed = changed_notebooks(base)
@@ -767,7 +775,8 @@ COMMANDS = {
            "default"),
     "unit": ("only the unit tests (UNIT_WORKERS=2 pytest-xdist workers)", cmd_unit, "full"),
     "lint": ("ruff and codespell (configured in pyproject.toml)", cmd_lint, "default"),
-    "check": ("unit tests, then nbval over the notebooks changed against main (CHECK_BASE=...)", cmd_check, "full"),
+    "check": ("the quick loop: lint, unit tests not marked slow, nbval over the notebooks changed against main "
+              "(CHECK_BASE=...)", cmd_check, "full"),
     "notebooks": ("re-execute every notebook (or the ones named) in place", cmd_notebooks, "full"),
     "nbval": ("check every notebook (or the ones named; add --full for lesson 07) with nbval, once", cmd_nbval,
               "full"),
