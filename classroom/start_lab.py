@@ -61,12 +61,12 @@ def main(argv=None) -> int:
         return 0
     if argv[:1] == ["--singleuser"]:  # started by the course's JupyterHub: the hub authenticates (OAuth)
         command = [os.path.join(os.path.dirname(sys.executable), "jupyterhub-singleuser"), *argv[1:]]
-        os.execv(command[0], command)
+        os.execv(command[0], command)  # noqa: S606  (an argument list, no shell: this process becomes the server)
     token = os.environ.get("JUPYTER_TOKEN")
     token = secrets.token_hex(24) if token is None else token
     command = lab_command(token, WORK, PORT)
     print(f"Open http://127.0.0.1:{PORT}/lab?token={token} (the host port you published with -p)", flush=True)
-    os.execv(command[0], command)
+    os.execv(command[0], command)  # noqa: S606  (an argument list, no shell: this process becomes the lab)
     return 0
 
 

@@ -42,10 +42,10 @@ def _check_mindspore_log_dir(environ=_os.environ):
 
     folder = environ.get("GLOG_log_dir")
     if environ.get("GLOG_logtostderr") == "0" and folder and re.match(_MINDSPORE_DIRECTORY, folder, re.ASCII) is None:
-        raise ValueError(
+        raise ValueError(  # S108 below: /tmp/ms_logs is an example in the message, not a file this code writes
             f"GLOG_log_dir is {folder!r}: MindSpore 2.10 accepts only a log folder path made of ASCII letters, "
             f"digits and @ _ - . : / \\ (no spaces, no Chinese characters), so `import mindspore` would fail. "
-            f"Fix: set GLOG_log_dir to such a folder (e.g. {'C:/ms_logs' if _os.name == 'nt' else '/tmp/ms_logs'}), "
+            f"Fix: set GLOG_log_dir to such a folder (e.g. {'C:/ms_logs' if _os.name == 'nt' else '/tmp/ms_logs'}), "  # noqa: S108
             f"or unset GLOG_logtostderr to log to the terminal.")
 
 

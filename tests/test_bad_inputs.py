@@ -3,7 +3,7 @@
 Every case is (exception type, a regex for the offending thing, a regex for the fix), checked before the
 bad value reaches deep MindSpore code wherever course_lib can check first.
 """
-import course_lib  # noqa: F401  (sets env before mindspore)
+import course_lib  # noqa: F401  # isort: skip  (sets env before mindspore)
 import re
 import shutil
 from pathlib import Path

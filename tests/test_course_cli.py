@@ -514,7 +514,7 @@ def test_lab_always_passes_its_token_on_the_command_line():
 
 def http_status(url):
     try:
-        with urllib.request.urlopen(url, timeout=5) as response:
+        with urllib.request.urlopen(url, timeout=5) as response:  # noqa: S310  (http://127.0.0.1, the lab under test)
             return response.status
     except urllib.error.HTTPError as error:
         return error.code
@@ -560,7 +560,7 @@ def test_lab_has_authentication_even_when_the_users_config_switches_it_off(tmp_p
         assert http_status(f"{base}/api/contents?token=wrong") == 403
         assert http_status(f"{base}/api/contents?token={token}") == 200
         assert http_status(f"{base}/lab?token={token}") == 200
-        request = urllib.request.Request(f"{base}/lab")
+        request = urllib.request.Request(f"{base}/lab")  # noqa: S310  (http://127.0.0.1, the lab under test)
         opener = urllib.request.build_opener(NoRedirect)
         try:
             opener.open(request, timeout=5)

@@ -1,4 +1,4 @@
-import course_lib  # noqa: F401  (sets env before mindspore)
+import course_lib  # noqa: F401  # isort: skip  (sets env before mindspore)
 
 import json
 import math
@@ -85,7 +85,7 @@ def test_find_free_port_gives_a_bindable_loopback_port_and_refuses_other_hosts()
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", port))
     with pytest.raises(ValueError, match="must be '127.0.0.1'"):
-        find_free_port("0.0.0.0")
+        find_free_port("0.0.0.0")  # noqa: S104  (the host that must be refused)
 
 
 def test_workers_get_this_interpreter_first_on_path(tmp_path):

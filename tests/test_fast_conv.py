@@ -3,7 +3,7 @@ a ResNet-18 built on it trains like the stock one."""
 import numpy as np
 import pytest
 
-import course_lib  # noqa: F401  (sets the environment before mindspore is imported)
+import course_lib  # noqa: F401  # isort: skip  (sets the environment before mindspore is imported)
 import mindspore as ms
 from mindspore import nn
 

@@ -5,7 +5,7 @@ MindSpore 2.10's ``export`` refuses such names (``Validator.check_file_name_by_r
 mindspore/_checkparam.py, regex ``^[0-9a-zA-Z@\\_\\-\\.\\:\\/\\\\]+$``); the first test proves it, so the others
 test something real. msrun's ``--log_dir`` is covered in tests/test_distributed.py.
 """
-import course_lib  # noqa: F401  (sets env before mindspore)
+import course_lib  # noqa: F401  # isort: skip  (sets env before mindspore)
 
 import os
 import shutil

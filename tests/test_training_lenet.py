@@ -1,4 +1,4 @@
-import course_lib  # noqa: F401  (sets env before mindspore)
+import course_lib  # noqa: F401  # isort: skip  (sets env before mindspore)
 
 import mindspore as ms
 import pytest

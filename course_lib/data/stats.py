@@ -159,7 +159,7 @@ def sample_fingerprints(dataset, column="image") -> list:
     for row in dataset.create_dict_iterator(num_epochs=1, output_numpy=True):
         values = row[column] if batched else [row[column]]
         for value in values:
-            prints.append(hashlib.sha1(np.ascontiguousarray(value).tobytes()).hexdigest()[:16])
+            prints.append(hashlib.sha1(np.ascontiguousarray(value).tobytes(), usedforsecurity=False).hexdigest()[:16])
     return prints
 
 

@@ -139,7 +139,7 @@ def parse_worker_report(log_text: str) -> dict:
 def image_fingerprint(image) -> str:
     """A 12-hex-digit fingerprint of one sample's bytes (float32), to recognise it in another process."""
     array = np.ascontiguousarray(_to_numpy(image), dtype=np.float32)
-    return hashlib.sha1(array.tobytes()).hexdigest()[:12]
+    return hashlib.sha1(array.tobytes(), usedforsecurity=False).hexdigest()[:12]
 
 
 def _to_numpy(value):
