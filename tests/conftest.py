@@ -1,5 +1,8 @@
 import os as _os
+import sys as _sys
 import tempfile as _tempfile
+
+import pytest
 
 import course_lib  # noqa: F401  (sets GLOG_v / ONEDNN_MAX_CPU_ISA before any test imports mindspore)
 
@@ -20,3 +23,15 @@ HEAVIEST_FIRST = ("test_recipe_mutations.py", "test_recipes.py", "test_benchmark
 def pytest_collection_modifyitems(config, items):
     rank = {name: index for index, name in enumerate(HEAVIEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # a stable sort: order inside a file is kept
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory):
+    """The static site (tools/build_site.py) in a folder with a space and Chinese characters, built once per test
+    worker: the tests that use it only read it."""
+    tools = _os.path.join(_os.path.dirname(_os.path.dirname(_os.path.abspath(__file__))), "tools")
+    if tools not in _sys.path:
+        _sys.path.insert(0, tools)
+    import build_site
+
+    return build_site.build(tmp_path_factory.mktemp("site dir 站点") / "site")

@@ -19,8 +19,8 @@ def test_glossary_anchor_recipe_and_lesson_links_are_rewritten():
 
 
 @pytest.mark.slow
-def test_the_site_carries_every_recipe(tmp_path):
-    site = build_site.build(tmp_path / "site")
+def test_the_site_carries_every_recipe(built_site):
+    site = built_site
     recipes = sorted(p.name for p in (build_site.ROOT / "recipes").glob("*.py"))
     assert recipes and sorted(p.name for p in (site / "recipes").glob("*.py")) == recipes
 

@@ -33,8 +33,8 @@ class Links(html.parser.HTMLParser):
 
 
 @pytest.mark.slow
-def test_site_has_every_lesson_and_all_local_links_resolve(tmp_path):
-    site = build_site.build(tmp_path / "site")
+def test_site_has_every_lesson_and_all_local_links_resolve(built_site):
+    site = built_site
     for notebook in NOTEBOOKS:
         assert (site / f"{notebook.stem}.html").is_file()
     index = (site / "index.html").read_text()
@@ -170,8 +170,8 @@ def test_site_runs_no_script_from_lessons_catalogs_or_file_names(tmp_path, monke
 
 
 @pytest.mark.slow
-def test_lesson_pages_link_to_their_neighbours(tmp_path):
-    site = build_site.build(tmp_path / "site")
+def test_lesson_pages_link_to_their_neighbours(built_site):
+    site = built_site
     second = (site / f"{NOTEBOOKS[1].stem}.html").read_text()
     assert f'href="{NOTEBOOKS[0].stem}.html"' in second and f'href="{NOTEBOOKS[2].stem}.html"' in second
 

@@ -10,15 +10,12 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-import build_site  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-sync",
@@ -42,8 +39,8 @@ def _no_network_chromium(tmp: Path) -> str:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    return build_site.build(tmp_path_factory.mktemp("site dir 站点") / "site")
+def site(built_site):
+    return built_site  # tests/conftest.py: built once per worker, in a folder with a space and Chinese characters
 
 
 @pytest.fixture(scope="module")
