@@ -481,12 +481,24 @@ def test_the_nbval_run_passes_odd_names_and_copies_as_arguments(tmp_path):
         course_cli.ROOT = saved
     (call,) = [json.loads(line) for line in log.read_text().splitlines()]
     odd = ODD.replace("'", "").replace('"', "")
-    assert call[:6] == ["-m", "pytest", "-p", "nbval_groups", "-n", "2"]
+    assert call[:7] == ["-m", "pytest", "-p", "nbval_groups", "-n", "2", "--no-loadscope-reorder"]
     assert os.path.join("notebooks", odd) in call
     copies = [a for a in call if a.startswith(os.path.join("build", "nbval-second-run."))]
     assert sorted(os.path.basename(c) for c in copies) == ["00 first.ipynb", odd]
     assert not (root / "build" / os.path.dirname(copies[0]).split(os.sep)[-1]).exists()  # the copy is removed
     assert not list(tmp_path.rglob("PWNED*"))
+
+
+def test_nbval_runs_the_longest_recorded_lessons_first(tmp_path):
+    names = [os.path.join("notebooks", n) for n in ("00_a.ipynb", "01_b.ipynb", "02_new.ipynb", "03_c.ipynb")]
+    assert course_cli.longest_first(names, str(tmp_path)) == names  # no records: the order is kept
+    (tmp_path / "benchmarks").mkdir()
+    records = [{"notebook": "00_a.ipynb", "seconds": 4.4}, {"notebook": "01_b.ipynb", "seconds": 37.5},
+               {"notebook": "03_c.ipynb", "seconds": 9.1}]
+    (tmp_path / "benchmarks" / "results.json").write_text(json.dumps({"notebooks": {"records": records}}))
+    assert course_cli.longest_first(names, str(tmp_path)) == [names[2], names[1], names[3], names[0]]
+    (tmp_path / "benchmarks" / "results.json").write_text("{not json")
+    assert course_cli.longest_first(names, str(tmp_path)) == names
 
 
 def test_lab_folder_with_spaces_and_chinese_is_one_argument():

@@ -656,10 +656,28 @@ def cmd_lint(options, env):
     return env.run("-m", "codespell_lib")
 
 
+def longest_first(names, root=None):
+    """``names`` (notebook paths) ordered by their last recorded run time, longest first, from the ``notebooks``
+    records of benchmarks/results.json (``python course.py bench-notebooks``); notebooks without a record come first
+    (a new one may be long), in their given order. Started first, a long lesson does not run alone at the end while
+    the other worker idles. Without readable records, the order is kept."""
+    try:
+        with open(os.path.join(root or ROOT, "benchmarks", "results.json"), encoding="utf-8") as f:
+            records = json.load(f)["notebooks"]["records"]
+        seconds = dict((r["notebook"], float(r["seconds"])) for r in records)
+    except (OSError, ValueError, KeyError, TypeError):
+        return list(names)
+    unknown = [name for name in names if os.path.basename(name) not in seconds]
+    known = [name for name in names if os.path.basename(name) in seconds]
+    return unknown + sorted(known, key=lambda name: -seconds[os.path.basename(name)])
+
+
 def nbval_twice(env, names):
     """Every notebook twice: from notebooks/, then a copy in a fresh folder under build/ (leftovers of the first
     run must not break a second one; no lesson may depend on its cwd). Both copies of a lesson run back to back on
-    one pytest-xdist worker (tools/nbval_groups.py)."""
+    one pytest-xdist worker (tools/nbval_groups.py), the longest lessons first (``longest_first``; xdist's own
+    reorder, by number of cells, is switched off)."""
+    names = longest_first(names)
     os.makedirs(os.path.join(ROOT, "build"), exist_ok=True)
     rerun = tempfile.mkdtemp(prefix="nbval-second-run.", dir=os.path.join(ROOT, "build"))
     try:
@@ -670,8 +688,8 @@ def nbval_twice(env, names):
             copies.append(os.path.relpath(copy, ROOT))
         say("every notebook twice: notebooks/, then the copy in %s" % os.path.relpath(rerun, ROOT))
         pythonpath = os.pathsep.join(p for p in (os.path.join(ROOT, "tools"), os.environ.get("PYTHONPATH")) if p)
-        return env.run("-m", "pytest", "-p", "nbval_groups", "-n", workers("NBVAL_WORKERS"), "-p", "no:cacheprovider",
-                       *(NBVAL + list(names) + copies), env={"PYTHONPATH": pythonpath})
+        return env.run("-m", "pytest", "-p", "nbval_groups", "-n", workers("NBVAL_WORKERS"), "--no-loadscope-reorder",
+                       "-p", "no:cacheprovider", *(NBVAL + list(names) + copies), env={"PYTHONPATH": pythonpath})
     finally:
         shutil.rmtree(rerun, ignore_errors=True)
 
