@@ -282,12 +282,15 @@ def test_train_one_step_cell_agrees(lesson, sens):
         np.testing.assert_array_equal(other_weights, weights, err_msg=f"{cell_class.__module__}: weights differ")
 
 
-def test_clipped_train_step_agrees(lesson):
-    """Lesson 04's exercise solution (notebook and solutions/) = a value_and_grad step with the recipe's clip."""
+@pytest.mark.parametrize("max_norm", [0.05, 100.0])
+def test_clipped_train_step_agrees(lesson, max_norm):
+    """Lesson 04's exercise solution (notebook and solutions/) = a value_and_grad step with the recipe's clip.
+
+    With max_norm 0.05 every step is clipped; with 100 no step is, and the update is the plain one.
+    """
     from solutions.lesson_04 import solve_04_1
 
     clip_by_global_norm = recipe("gradient_clipping").clip_by_global_norm
-    max_norm = 0.05
     x, y = _classification_batches()
 
     ms.set_seed(1)
@@ -301,7 +304,7 @@ def test_clipped_train_step_agrees(lesson):
         norms.append(float(np.sqrt(sum((g.asnumpy() ** 2).sum() for g in grads))))
         optimizer(clip_by_global_norm(grads, max_norm))
     reference = _weights(net)
-    assert min(norms) > max_norm  # every step is clipped, so the test exercises the clipping
+    assert min(norms) > max_norm or max(norms) < max_norm  # every step clipped, or none
 
     module = lesson("04_train_one_step_and_sink", "class MyTrainOneStepCell", "class ClippedTrainOneStepCell")
     for cell_class in (module.ClippedTrainOneStepCell, solve_04_1()):
@@ -487,7 +490,6 @@ def test_guide_trainer_agrees(lesson, capsys):
 
 # ------------------------------------------------------------------------------ lesson 07: PyTorch names
 def test_torch_names_agree(lesson):
-    pytest.importorskip("torch", reason="lesson 07's optional PyTorch install")
     from solutions.lesson_07 import torch_name_to_mindspore as solution
 
     from course_lib.migrate.convert import map_state_dict, torch_to_mindspore_name
