@@ -33,7 +33,8 @@ RECIPES = ROOT / "recipes"
 TECHNIQUES_DOC = ROOT / "docs" / "TECHNIQUES.md"
 
 #: technique -> its homes. "lesson": (notebook stem, marker of the defining cell, name); "library": course_lib's
-#: (or MindSpore's) version as "module:attribute"; "recipe": "recipes/file.py:attribute"; "test": the test here.
+#: (or MindSpore's) version as "module:attribute"; "recipe": "recipes/file.py:attribute"; "solution": the copy of a
+#: lesson's exercise solution in solutions/ ("module:attribute"), if any; "test": the test here.
 AGREEMENT = {
     "hand-written TrainOneStepCell (sens, one update)": {
         "lesson": [("04_train_one_step_and_sink", "class MyTrainOneStepCell", "MyTrainOneStepCell")],
@@ -43,7 +44,8 @@ AGREEMENT = {
     },
     "train step with gradients clipped by global norm": {
         "lesson": [("04_train_one_step_and_sink", "class ClippedTrainOneStepCell", "ClippedTrainOneStepCell")],
-        "library": ["mindspore.ops:clip_by_global_norm", "solutions.lesson_04:solve_04_1"],
+        "library": ["mindspore.ops:clip_by_global_norm"],
+        "solution": ["solutions.lesson_04:solve_04_1"],
         "recipe": ["gradient_clipping.py:clip_by_global_norm"],
         "test": "test_clipped_train_step_agrees",
     },
@@ -73,8 +75,8 @@ AGREEMENT = {
     },
     "PyTorch ResNet names and weights to MindSpore": {
         "lesson": [("07_migrate_resnet_from_pytorch", 'leaf == "num_batches_tracked"', "torch_name_to_mindspore")],
-        "library": ["course_lib.migrate.convert:torch_to_mindspore_name", "course_lib.migrate.convert:map_state_dict",
-                    "solutions.lesson_07:torch_name_to_mindspore"],
+        "library": ["course_lib.migrate.convert:torch_to_mindspore_name", "course_lib.migrate.convert:map_state_dict"],
+        "solution": ["solutions.lesson_07:torch_name_to_mindspore"],
         "recipe": ["pytorch_resnet_to_mindspore.py:convert_state_dict"],
         "test": "test_torch_names_agree",
     },
@@ -675,7 +677,7 @@ def test_registry_is_current():
             _, source = _defining_cell(stem, marker)
             assert re.search(rf"^(class|def) {name}\b", source, re.M), f"{stem}: {marker!r} cell defines no {name}"
             assert (stem, name) in definitions
-        for target in entry["library"]:
+        for target in entry["library"] + entry.get("solution", []):
             module, attribute = target.split(":")
             assert hasattr(importlib.import_module(module), attribute), target
         for target in entry["recipe"]:
