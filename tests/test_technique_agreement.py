@@ -642,7 +642,10 @@ def _lesson_definitions():
     found = []
     for path in sorted(NOTEBOOKS.glob("[0-9A]*.ipynb")):
         for index, source in _code_cells(path.stem):
-            tree, _ = _parse(source)
+            try:
+                tree, _ = _parse(source)
+            except SyntaxError:  # a cell that shows a syntax error defines nothing
+                continue
             found += [(path.stem, index, node.name) for node in tree.body
                       if isinstance(node, (ast.ClassDef, ast.FunctionDef))]
     return found
