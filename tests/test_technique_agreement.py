@@ -99,6 +99,12 @@ AGREEMENT = {
         "recipe": [],
         "test": "test_checkpoint_crc_agrees",
     },
+    "export to MindIR and run it as a graph": {
+        "lesson": [],
+        "library": ["course_lib.inference:export_mindir", "course_lib.inference:load_mindir"],
+        "recipe": ["export_mindir_graphcell.py:export_and_load"],
+        "test": "test_mindir_export_agrees",
+    },
     "warmup + cosine learning-rate schedule": {
         "lesson": [],
         "library": ["course_lib.train.schedules:cosine_lr"],
@@ -129,6 +135,8 @@ TAUGHT_BY_USE = {
     "course_lib.train.optim:param_groups": ["07_migrate_resnet_from_pytorch"],
     "course_lib.migrate.convert:convert_torch_state_dict": ["07_migrate_resnet_from_pytorch"],
     "course_lib.models.lenet:lenet5": ["02_cells_lenet_resnet"],
+    "course_lib.inference:export_mindir": ["09_inference_and_export"],
+    "course_lib.inference:load_mindir": ["09_inference_and_export"],
 }
 
 #: Recipe names that every recipe has and that are no technique.
@@ -583,6 +591,27 @@ def test_checkpoint_crc_agrees(lesson, tmp_path):
 
 
 # ----------------------------------------------------------------------------- recipe <-> course_lib only
+def test_mindir_export_agrees(tmp_path):
+    """The recipe's ms.export + nn.GraphCell and course_lib's export_mindir + load_mindir run the same graph."""
+    from course_lib.inference import export_mindir, load_mindir
+
+    copied = recipe("export_mindir_graphcell")
+    ms.set_seed(0)
+    net = copied.SmallConvNet()
+    bn = net.features[1]  # moving statistics as after training, so a training graph would differ
+    bn.moving_mean.set_data(Tensor(np.linspace(-0.5, 0.5, 8).astype(np.float32)))
+    bn.moving_variance.set_data(Tensor(np.linspace(0.5, 2.0, 8).astype(np.float32)))
+    net.set_train(False)
+    x = np.random.default_rng(0).standard_normal((4, 1, 8, 8)).astype(np.float32)
+    eager = net(Tensor(x)).asnumpy()
+    (tmp_path / "recipe").mkdir()
+    recipe_graph = copied.export_and_load(net, Tensor(x), str(tmp_path / "recipe"))
+    library_graph = load_mindir(export_mindir(net, x, tmp_path / "library" / "net.mindir"))
+    from_recipe, from_library = recipe_graph(Tensor(x)).asnumpy(), library_graph(Tensor(x)).asnumpy()
+    np.testing.assert_array_equal(from_recipe, from_library)
+    np.testing.assert_allclose(from_library, eager, rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("lr_max, lr_min, total_steps, steps_per_epoch, warmup_epochs",
                          [(0.1, 0.0, 100, 10, 1), (0.05, 0.001, 37, 3, 2), (1.0, 0.5, 8, 8, 0)])
 def test_warmup_cosine_schedule_agrees(lr_max, lr_min, total_steps, steps_per_epoch, warmup_epochs):
