@@ -701,12 +701,14 @@ def test_registry_is_current():
     doc = TECHNIQUES_DOC.read_text(encoding="utf-8")
     tests = {name for name in globals() if name.startswith("test_")}
     definitions = {(stem, name) for stem, _, name in _lesson_definitions()}
+    rows = {line.split("|")[1].strip(): line for line in doc.splitlines() if line.startswith("| ")}
     for technique, entry in AGREEMENT.items():
-        assert technique in doc, f"{technique!r} has no row in docs/TECHNIQUES.md"
+        assert technique in rows, f"{technique!r} has no row in docs/TECHNIQUES.md"
         assert entry["test"] in tests, f"{technique!r}: no test named {entry['test']}"
         assert len(entry["lesson"]) + len(entry["library"]) + len(entry["recipe"]) >= 2, technique
         for stem, marker, name in entry["lesson"]:
-            _, source = _defining_cell(stem, marker)
+            index, source = _defining_cell(stem, marker)
+            assert f"cell {index}" in rows[technique], f"docs/TECHNIQUES.md: {technique!r} should name cell {index}"
             assert re.search(rf"^(class|def) {name}\b", source, re.M), f"{stem}: {marker!r} cell defines no {name}"
             assert (stem, name) in definitions
         for target in entry["library"] + entry.get("solution", []):
