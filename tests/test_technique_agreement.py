@@ -708,7 +708,8 @@ def test_registry_is_current():
         assert len(entry["lesson"]) + len(entry["library"]) + len(entry["recipe"]) >= 2, technique
         for stem, marker, name in entry["lesson"]:
             index, source = _defining_cell(stem, marker)
-            assert f"cell {index}" in rows[technique], f"docs/TECHNIQUES.md: {technique!r} should name cell {index}"
+            assert re.search(rf"\bcell {index}\b", rows[technique]), (
+                f"docs/TECHNIQUES.md: the row {technique!r} should name cell {index} of {stem}.ipynb")
             assert re.search(rf"^(class|def) {name}\b", source, re.M), f"{stem}: {marker!r} cell defines no {name}"
             assert (stem, name) in definitions
         for target in entry["library"] + entry.get("solution", []):
