@@ -26,8 +26,8 @@ def mindspore_step(model, fast):
     import numpy as np
     from mindspore import nn
     from course_lib.models import resnet
-    from course_lib.fast_conv import swap_convs
-    from course_lib.timing import make_jit_train_step
+    from course_lib.perf.fast_conv import swap_convs
+    from course_lib.perf.timing import make_jit_train_step
 
     ms.set_context(mode=ms.GRAPH_MODE)
     ms.set_seed(0)
@@ -48,7 +48,7 @@ def torch_step(model):
     # environment this script was started with already had it (same rule as benchmarks/worker.py).
     given = os.environ.get("ONEDNN_MAX_CPU_ISA")
     import course_lib  # noqa: F401
-    from course_lib.migration import build_torch_resnet
+    from course_lib.migrate.torch_resnet import build_torch_resnet
     if given is None:
         os.environ.pop("ONEDNN_MAX_CPU_ISA", None)
     import torch

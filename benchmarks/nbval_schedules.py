@@ -84,7 +84,7 @@ def main(argv=None) -> int:
     ratios = [s / g for s, g in zip(times["serial"], times["grouped"])]
     verdict = ("adopt the grouped schedule" if all(r > 1 for r in ratios)
                else "keep the serial schedule (the grouped one was not faster in every round)")
-    from course_lib.timing import cpu_kind  # here: its import must not set course defaults for the runs above
+    from course_lib.perf.timing import cpu_kind  # here: its import must not set course defaults for the runs above
 
     lines = [f"# nbval schedules for `make test` ({cpu_kind()}, {os.cpu_count()} cores)", "",
              f"{len(NOTEBOOKS)} notebooks, each run twice (second copy from a temporary folder); "

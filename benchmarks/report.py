@@ -233,7 +233,8 @@ def roofline_section(data):
                          f"{record['gflops_per_second']:.0f}", f"{record['percent_of_sgemm_peak']:.0f} %",
                          f"{record['percent_of_avx2_sgemm_peak']:.0f} %"))
     return ("## Roofline: achieved GFLOP/s\n\nFLOPs counted from the course's model by "
-            "`course_lib.profiling.count_flops` (every `nn.Conv2d` and `nn.Dense`; a multiply-accumulate = 2 FLOPs; "
+            "`course_lib.perf.profiling.count_flops` (every `nn.Conv2d` and `nn.Dense`; a multiply-accumulate = "
+            "2 FLOPs; "
             "batch norm, activations, pooling and the loss not counted). A training step is counted as 3× the "
             "forward FLOPs (forward, gradient of the activations, gradient of the weights). Achieved GFLOP/s = "
             "FLOPs per image × images/s. The peak is the best SGEMM (fp32 matrix product) of numpy, torch.matmul and a "
@@ -306,7 +307,7 @@ def pipeline_section(data):
                        for k in (("minddata", 1), ("minddata", 2), ("numpy", 1))),
                      f"{numpy_record.get('max_abs_difference_vs_minddata', float('nan')):.4f}"))
     ratio = data["summary"]["pipeline_vs_lenet_training"]
-    return ("## 4. Data pipeline throughput\n\nImages/s delivered without a model (`course_lib.pipeline_stats."
+    return ("## 4. Data pipeline throughput\n\nImages/s delivered without a model (`course_lib.data.stats."
             "measure_throughput`, first batch of each pass excluded), vs a plain per-image numpy loop doing the "
             "same transforms (PIL decodes and resizes the PNGs). The last column is the largest difference between "
             "the loop's and MindData's tensors (one grey level after normalisation, from uint8 rounding in the "
@@ -531,7 +532,7 @@ def fast_conv_section(data):
             f"`make bench`, measured {found.get('measured_utc', '?')}): one ResNet training step at "
             f"{found['image_size']}×{found['image_size']} px, batch {found['batch']}, "
             f"median of {found.get('repeats', 3)}; "
-            "MindSpore with `@ms.jit` in graph mode, stock `nn.Conv2d` vs `course_lib.fast_conv.FastConv2d` "
+            "MindSpore with `@ms.jit` in graph mode, stock `nn.Conv2d` vs `course_lib.perf.fast_conv.FastConv2d` "
             "(oneDNN with `format_tag::any`, under the course's AVX2 cap, which MindSpore's own oneDNN kernels "
             "need); PyTorch as installed. > 1 means FastConv2d is faster.\n\n"
             + _table(("model", "MindSpore nn.Conv2d", "FastConv2d", "PyTorch", "FastConv2d vs nn.Conv2d",

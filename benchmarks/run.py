@@ -11,7 +11,7 @@ compile time and inference; writes results.json, results.md and results.png, tag
     python benchmarks/run.py --quick         # `make bench-quick`: smoke run of the same structure,
                                              # written to outputs/bench-quick/ unless --out is given
 
-Results are tagged with the CPU kind (course_lib.timing.cpu_kind); a run on another kind keeps the previous
+Results are tagged with the CPU kind (course_lib.perf.timing.cpu_kind); a run on another kind keeps the previous
 results under ``other_cpu_kinds`` instead of mixing them (report.py shows each kind on its own).
 
 Every participant is its own process (one framework, one mode, one environment); the parent sends each the same
@@ -38,9 +38,9 @@ from dataclasses import dataclass, field  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import course_lib  # noqa: E402,F401
-from course_lib.lesson import scrub_paths  # noqa: E402
+from course_lib.paths import scrub_paths  # noqa: E402
 from course_lib.paths import OUTPUT_DIR, PROJECT_ROOT  # noqa: E402
-from course_lib.timing import cpu_info, cpu_kind, summarize  # noqa: E402
+from course_lib.perf.timing import cpu_info, cpu_kind, summarize  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -355,7 +355,7 @@ def measure_lenet(workers, plan, run_dir, log):
             continue
         if key.startswith("jit"):
             participants.append(make_participant(workers, key, "lenet", {**task, "api": "Trainer", "jit": True},
-                                                 {**common, "api": "course_lib.trainer.Trainer"}, api="Trainer"))
+                                                 {**common, "api": "course_lib.train.trainer.Trainer"}, api="Trainer"))
         elif key.startswith("torch"):
             participants.append(make_participant(workers, key, "lenet", task, common))
         else:
@@ -659,7 +659,7 @@ def environment(workers, probes, plan, machine):
 
 
 def default_workers():
-    from course_lib.data import default_num_workers
+    from course_lib.data.datasets import default_num_workers
 
     return default_num_workers()
 
@@ -941,7 +941,7 @@ def load_previous(out_dir: Path):
                 **{key: value for key, value in data.items() if key != "schema_version"}}
         if isinstance(data.get("notebooks"), dict) and data["notebooks"].get("records") and kind:
             data["notebooks"].setdefault("cpu_kind", kind)
-            data["notebooks"].setdefault("cpu", kind)  # course_lib.lesson.run_time names the machine from "cpu"
+            data["notebooks"].setdefault("cpu", kind)  # course_lib.lab.lesson.run_time names the machine from "cpu"
     return data
 
 

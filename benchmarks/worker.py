@@ -116,8 +116,8 @@ class MindSporeBackend:
         return getattr(models, model)(num_classes=NUM_CLASSES)
 
     def count_flops(self, model, image_size):
-        """Forward FLOPs per sample of a course model (course_lib.profiling.count_flops, conv + dense layers)."""
-        from course_lib.profiling import TRAINING_FLOPS_FACTOR, count_flops
+        """Forward FLOPs per sample of a course model (course_lib.perf.profiling.count_flops, conv + dense layers)."""
+        from course_lib.perf.profiling import TRAINING_FLOPS_FACTOR, count_flops
 
         channels = 1 if model == "lenet5" else 3
         counted = count_flops(self.network(model, 1), (channels, image_size, image_size))
@@ -127,7 +127,7 @@ class MindSporeBackend:
     def prepare_digits(self, path, batch_size, seed):
         """Read the digits training pipeline once and save its batches (the data every LeNet run trains on)."""
         import mindspore.dataset as ds
-        from course_lib.data import create_mnist_dataset
+        from course_lib.data.datasets import create_mnist_dataset
 
         ds.config.set_seed(seed)
         images, labels = [], []
@@ -200,7 +200,7 @@ class MindSporeLeNetEpoch:
             self.model = Model(net, loss_fn=loss, optimizer=optimizer)
             self.timer = _EpochTimer.create(self.steps)
         elif self.api == "Trainer":
-            from course_lib.trainer import Trainer
+            from course_lib.train.trainer import Trainer
 
             self.trainer = Trainer(net, loss, optimizer, self.dataset, jit=bool(spec.get("jit", True)),
                                    progress=False)
@@ -228,7 +228,8 @@ class MindSporeLeNetEpoch:
 
 
 class MindSporeTrainStep:
-    """``nn.TrainOneStepCell(WithLossCell(net, CE), Momentum)`` on one fixed random batch (as course_lib.timing)."""
+    """``nn.TrainOneStepCell(WithLossCell(net, CE), Momentum)`` on one fixed random batch (as in
+    course_lib.perf.timing)."""
 
     def __init__(self, backend, spec):
         from mindspore import nn
@@ -269,12 +270,12 @@ class MindSporeTrainStep:
 
 class MindSporeJitStep(MindSporeTrainStep):
     """The 2.x idiom on one fixed batch: lesson 06's Trainer step, ``ms.value_and_grad`` + optimizer under
-    ``@ms.jit`` (``course_lib.trainer.Trainer(jit=True).train_step``), in a PyNative-mode process."""
+    ``@ms.jit`` (``course_lib.train.trainer.Trainer(jit=True).train_step``), in a PyNative-mode process."""
 
     def __init__(self, backend, spec):
         import mindspore.dataset as ds
 
-        from course_lib.trainer import Trainer
+        from course_lib.train.trainer import Trainer
 
         images, labels, net, loss, optimizer = self._fixed_batch(backend, spec)
         dataset = ds.NumpySlicesDataset({"image": images[None], "label": labels[None]}, shuffle=False)
@@ -347,7 +348,7 @@ class NumpyDigits:
     """The programming guide's MNIST transforms as a plain per-image numpy loop: Resize, Rescale x2, HWC2CHW, batch."""
 
     def __init__(self, batch_size, image_size, seed):
-        from course_lib.data import MNIST_MEAN, MNIST_STD
+        from course_lib.data.datasets import MNIST_MEAN, MNIST_STD
         from course_lib.paths import DATA_DIR
 
         folder = DATA_DIR / "digits_mnist"
@@ -380,7 +381,7 @@ class NumpyImageFolder:
     crop/normalise."""
 
     def __init__(self, batch_size, image_size, seed):
-        from course_lib.data import IMAGENET_MEAN, IMAGENET_STD
+        from course_lib.data.datasets import IMAGENET_MEAN, IMAGENET_STD
         from course_lib.paths import DATA_DIR
 
         root = DATA_DIR / "digits_png" / "train"
@@ -431,7 +432,7 @@ class PipelineTask:
 
     def _minddata(self, workers, shuffle):
         import mindspore.dataset as ds
-        from course_lib.data import create_imagefolder_dataset, create_mnist_dataset
+        from course_lib.data.datasets import create_imagefolder_dataset, create_mnist_dataset
 
         ds.config.set_seed(self.spec["seed"])
         create = create_mnist_dataset if self.spec["pipeline"] == "digits" else create_imagefolder_dataset
@@ -458,7 +459,7 @@ class PipelineTask:
                 if batches >= self.max_batches:
                     break
             return {"seconds": time.perf_counter() - start, "steps": batches, "samples": samples}
-        from course_lib.pipeline_stats import measure_throughput
+        from course_lib.data.stats import measure_throughput
 
         result = measure_throughput(self.dataset, max_batches=self.max_batches, warmup_batches=1, column="image")
         return {"seconds": result.seconds, "steps": result.batches, "samples": result.samples}
@@ -532,7 +533,7 @@ class TorchBackend:
         self.torch.manual_seed(seed)
         if model == "lenet5":
             return self.lenet(seed)
-        from course_lib.migration import build_torch_resnet
+        from course_lib.migrate.torch_resnet import build_torch_resnet
 
         return build_torch_resnet(int(model.replace("resnet", "")), num_classes=NUM_CLASSES)
 

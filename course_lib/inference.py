@@ -20,8 +20,8 @@ import numpy as np
 import mindspore as ms
 from mindspore import Tensor, nn
 
-from .locks import clean_stale_temp_files, temp_name
-from .paths import relative
+from course_lib.locks import clean_stale_temp_files, temp_name
+from course_lib.paths import relative
 
 __all__ = ["Predictions", "predict", "expected_input_shape", "export_mindir", "load_mindir", "mindir_input_shapes",
            "MindIRCell", "softmax", "GraphEvalCell", "MINDIR_SINGLE_FILE_LIMIT", "digest_path",
@@ -113,7 +113,7 @@ def expected_input_shape(net):
         if shape is None or len(shape) != 4:
             return None
         return tuple(None if d < 0 else d for d in shape[1:])
-    from .models.lenet import LENET_INPUT_SIZE, LeNet5  # local import: models import mindspore.nn only
+    from course_lib.models.lenet import LENET_INPUT_SIZE, LeNet5  # local import: models import mindspore.nn only
 
     if isinstance(net, LeNet5):
         return (net.conv1.in_channels, LENET_INPUT_SIZE, LENET_INPUT_SIZE)

@@ -21,6 +21,18 @@ import time
 import uuid
 from pathlib import Path
 
+#: The checkout (paths.PROJECT_ROOT; paths imports this module, so it cannot be imported from here).
+_PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _shown(folder) -> str:
+    """``folder`` relative to the checkout, as ``paths.relative`` shows it (no machine-specific prefix)."""
+    path = Path(folder).resolve()
+    try:
+        return str(path.relative_to(_PROJECT_ROOT))
+    except ValueError:
+        return path.name
+
 __all__ = ["FolderBusy", "FolderLock", "temp_name", "is_stale_temp", "clean_stale_temp_files", "TEMP_MARK",
            "LEGACY_TEMP_AGE"]
 
@@ -70,9 +82,7 @@ class FolderLock:
         return f"process {text}" if text.isdigit() else "process unknown"
 
     def _busy(self):
-        from .paths import relative
-
-        return self.error(self.busy_message.format(folder=relative(self.folder), owner=self._owner()))
+        return self.error(self.busy_message.format(folder=_shown(self.folder), owner=self._owner()))
 
     def acquire(self):
         if self._fd is not None:

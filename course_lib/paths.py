@@ -111,7 +111,7 @@ def check_output_folder(folder, what, fix, file_fix=None) -> Path:
         raise NotADirectoryError(f"{what} {relative(folder)} is a file, not a folder. Fix: {file_fix or fix}.")
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        from .locks import clean_stale_temp_files
+        from course_lib.locks import clean_stale_temp_files
 
         clean_stale_temp_files(folder, _PROBE)  # probes of killed runs (only those whose process is gone)
         probe = folder / f".write-test.tmp-p{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp"
@@ -127,3 +127,33 @@ def check_output_folder(folder, what, fix, file_fix=None) -> Path:
         raise PermissionError(f"{what} {relative(folder)} is not writable: {error.strerror or error}. "
                               f"Fix: {fix}.") from None
     return folder
+
+
+_PATH_PREFIX = re.compile(r"(/[^\s'\"]*?/)(site-packages|dist-packages)/")
+# Any absolute path with at least two components (a clone may live anywhere: /home, /check, /builds, ...).
+_HOME_PATH = re.compile(r"(?<![\w.~:/])/[\w.+@-]+/[^\s'\"]*")
+
+
+_PLAIN_PATH = re.compile(r"[\w.+@/-]*")
+
+
+def _odd_roots() -> list:
+    """(root, stand-in) for this machine's site-packages and course folders whose paths the regexes below cannot
+    read (a space or a non-ASCII character: "/home/Li Wei/课程"); longest first."""
+    import site
+    import sysconfig
+
+    packages = {*site.getsitepackages(), sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+    roots = [(p.rstrip("/") + "/", "") for p in packages]  # a package path keeps its package part
+    roots.append((str(PROJECT_ROOT).rstrip("/") + "/", "/course/"))
+    return sorted(((r, s) for r, s in roots if not _PLAIN_PATH.fullmatch(r) or not r.isascii()),
+                  key=lambda pair: -len(pair[0]))
+
+
+def scrub_paths(text: str) -> str:
+    """Drop machine-specific prefixes from ``text`` (site-packages paths keep the package part), also where the
+    clone's path has spaces or Chinese characters."""
+    for root, stand_in in _odd_roots():
+        text = text.replace(root, stand_in)
+    text = _PATH_PREFIX.sub("", text)
+    return _HOME_PATH.sub(lambda m: "…/" + m.group(0).rstrip("/").rsplit("/", 1)[-1], text)

@@ -1,6 +1,6 @@
 """Temporary folders that name their owner, so that the next run can clean up after a killed one.
 
-A tool that builds something in a temporary folder (``course_lib.datagen``, ``tools/make_editions.py``) creates
+A tool that builds something in a temporary folder (``course_lib.data.generate``, ``tools/make_editions.py``) creates
 it with :func:`claim`: the folder's name carries the process id, and a small record inside it
 (``.owner.json``) names the process id, the host and the process's start time. At its next start the tool calls
 :func:`stale_folders`: a folder is stale only when its record proves that its owner is gone (same host, and no
@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 OWNER = ".owner.json"
-#: The temporary folders of course_lib.datagen (beside its target folder).
+#: The temporary folders of course_lib.data.generate (beside its target folder).
 DATAGEN_PREFIX = ".tmp-datagen-"
 
 

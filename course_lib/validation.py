@@ -2,7 +2,7 @@
 
 ``check_int(name, value, low, high)`` and ``check_real(name, value, low, high, ...)`` accept numpy scalars
 (``np.int64(10)`` is an int here), reject bools, NaN and infinities, and return a plain ``int``/``float``.
-The config schema (``course_lib.config.RANGES``) and the functions use them, so a range is written once.
+The config schema (``course_lib.run.config.RANGES``) and the functions use them, so a range is written once.
 """
 import math
 import numbers

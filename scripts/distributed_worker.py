@@ -3,9 +3,9 @@
 Each rank: ``init_env`` (``init()`` + DATA_PARALLEL + gradients_mean) -> its own shard of the training set
 (``num_shards=get_group_size(), shard_id=get_rank()``) -> training with ``Model.train`` (``--mode model``) and/or
 ``Trainer`` + ``nn.DistributedGradReducer`` (``--mode trainer``) -> reports of what it trained on and a checksum of
-its final parameters (``@@report`` lines, see ``course_lib.distributed``) -> ``<out>/<mode>/rank_<r>.ckpt``.
+its final parameters (``@@report`` lines, see ``course_lib.parallel.launch``) -> ``<out>/<mode>/rank_<r>.ckpt``.
 
-Start it from Python with ``course_lib.distributed.launch`` or by hand:
+Start it from Python with ``course_lib.parallel.launch.launch`` or by hand:
     msrun --worker_num=2 --local_worker_num=2 --master_addr=127.0.0.1 --master_port=8118 --join=True \
           --log_dir=outputs/08/logs scripts/distributed_worker.py --out outputs/08/run --steps 5
 msrun also starts a scheduler process that runs this same script; it serves the cluster inside ``init()`` and
@@ -52,8 +52,8 @@ def setup(args):
     """Run environment from the course's config: device_num = the number of workers msrun started."""
     from mindspore.communication import init
 
-    from course_lib.config import load_config
-    from course_lib.env import init_env
+    from course_lib.run.config import load_config
+    from course_lib.run.env import init_env
 
     launched_by_msrun = "MS_ROLE" in os.environ
     device_num = int(os.environ.get("MS_WORKER_NUM", "1")) if launched_by_msrun else 1
@@ -69,7 +69,7 @@ def setup(args):
 def build_dataset(cfg, args):
     from mindspore.communication import get_group_size, get_rank
 
-    from course_lib.data import create_mnist_dataset
+    from course_lib.data.datasets import create_mnist_dataset
 
     sharding = {}
     if cfg.device_num > 1:
@@ -103,7 +103,7 @@ def train_with_model(net, cfg, data, recorder):
 def train_with_trainer(net, cfg, data, recorder, jit):
     from mindspore import nn
 
-    from course_lib.trainer import Trainer
+    from course_lib.train.trainer import Trainer
 
     loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
     optimizer = nn.Momentum(net.trainable_params(), learning_rate=cfg.lr, momentum=cfg.momentum)
@@ -123,8 +123,8 @@ def train_with_trainer(net, cfg, data, recorder, jit):
 def run_mode(mode, cfg, args, rank):
     import mindspore as ms
 
-    from course_lib.checkpoint import save_checkpoint
-    from course_lib.distributed import ShardRecorder, parameter_checksum, print_report
+    from course_lib.train.checkpoint import save_checkpoint
+    from course_lib.parallel.worker import ShardRecorder, parameter_checksum, print_report
     from course_lib.models import lenet5
 
     ms.set_seed(cfg.seed)  # same seed on every rank: same initial weights and the same shuffle for the shards
@@ -148,7 +148,7 @@ def main(argv=None):
     import course_lib  # noqa: F401  (sets GLOG_v/oneDNN defaults before mindspore is imported)
     import mindspore as ms
 
-    from course_lib.distributed import print_report
+    from course_lib.parallel.worker import print_report
 
     started = time.perf_counter()
     cfg = setup(args)

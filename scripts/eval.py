@@ -22,8 +22,8 @@ def main(argv=None) -> dict:
     factory.check_classification_config(cfg)
     path = factory.resolve_checkpoint(cfg)
 
-    from course_lib.checkpoint import load_checkpoint
-    from course_lib.env import init_env
+    from course_lib.train.checkpoint import load_checkpoint
+    from course_lib.run.env import init_env
     from course_lib.paths import relative
 
     init_env(cfg)

@@ -54,8 +54,8 @@ def main(argv=None):
         raise FileExistsError(f"{relative(target)} already exists. Fix: --output another file name, or "
                               "--overwrite true to replace it.")
 
-    from course_lib.checkpoint import load_checkpoint
-    from course_lib.env import init_env
+    from course_lib.train.checkpoint import load_checkpoint
+    from course_lib.run.env import init_env
     from course_lib.inference import export_mindir
 
     init_env(cfg)

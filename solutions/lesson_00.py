@@ -10,7 +10,7 @@ def solve_00_1():
 
 
 def solve_00_2():
-    from course_lib.data import create_mnist_dataset
+    from course_lib.data.datasets import create_mnist_dataset
 
     return create_mnist_dataset(batch_size=64, train=True).get_dataset_size()
 

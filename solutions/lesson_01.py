@@ -33,7 +33,7 @@ def solve_01_2():
     from mindspore.mindrecord import FileWriter
 
     from course_lib.paths import DATA_DIR
-    from course_lib.pipeline_stats import sample_fingerprints
+    from course_lib.data.stats import sample_fingerprints
 
     png_train = DATA_DIR / "digits_png" / "train"
     class_index = ds.ImageFolderDataset(str(png_train), shuffle=False).get_class_indexing()
@@ -52,7 +52,7 @@ def solve_01_2():
 
 
 def solve_01_3():
-    from course_lib.data import create_imagefolder_dataset
+    from course_lib.data.datasets import create_imagefolder_dataset
 
     def build(num_parallel_workers):
         return create_imagefolder_dataset(image_size=64, batch_size=32, train=True,
@@ -65,7 +65,7 @@ def _wrong_01():
     import mindspore.dataset as ds
     import mindspore.dataset.vision as vision
 
-    from course_lib.data import create_imagefolder_dataset, create_mnist_dataset
+    from course_lib.data.datasets import create_imagefolder_dataset, create_mnist_dataset
     from course_lib.paths import DATA_DIR
 
     unaugmented = create_mnist_dataset(batch_size=32, train=True)

@@ -8,7 +8,7 @@ def solve_05_1():
 def solve_05_2():
     from mindspore.train import Loss
 
-    from course_lib.metrics import MIoU
+    from course_lib.train.metrics import MIoU
 
     return {"miou": MIoU(4).set_indexes([1, 2]), "loss": Loss().set_indexes([0])}
 
@@ -17,7 +17,7 @@ def per_image_miou(pred, label, num_classes, ignore_label=255):
     """Mean over images of each image's mIoU (absent classes left out per image)."""
     import numpy as np
 
-    from course_lib.metrics import MIoU
+    from course_lib.train.metrics import MIoU
 
     scores = []
     for one_pred, one_label in zip(pred, label):
@@ -35,7 +35,7 @@ def _wrong_05():
     import numpy as np
     from mindspore.train import Loss
 
-    from course_lib.metrics import MIoU
+    from course_lib.train.metrics import MIoU
 
     def whole_batch(pred, label, num_classes):
         metric = MIoU(num_classes)

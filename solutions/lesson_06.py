@@ -42,7 +42,7 @@ def _wrong_06():
     from mindspore import nn
 
     from course_lib.models import lenet5, resnet18
-    from course_lib.schedules import cosine_lr
+    from course_lib.train.schedules import cosine_lr
 
     lenet_params = lenet5().trainable_params()
     net = resnet18(10)

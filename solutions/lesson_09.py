@@ -63,7 +63,7 @@ def _trusts_mindspore_crc_check(path):
 
 
 def _strict_loader(path):
-    from course_lib.checkpoint import load_checkpoint
+    from course_lib.train.checkpoint import load_checkpoint
 
     load_checkpoint(path)
     return True

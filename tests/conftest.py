@@ -1,6 +1,7 @@
 import course_lib  # noqa: F401  (sets GLOG_v / ONEDNN_MAX_CPU_ISA before any test imports mindspore)
 
-# check() records every attempt (course_lib.progress); the tests' attempts go to a throw-away file, not the clone's.
+# check() records every attempt (course_lib.exercises.progress); the tests' attempts go to a throw-away file,
+# not the clone's.
 import os as _os  # noqa: E402
 import tempfile as _tempfile  # noqa: E402
 

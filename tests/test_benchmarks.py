@@ -11,7 +11,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
 from course_lib.paths import PROJECT_ROOT
-from course_lib.timing import cpu_kind
+from course_lib.perf.timing import cpu_kind
 
 RUN = PROJECT_ROOT / "benchmarks" / "run.py"
 sys.path.insert(0, str(PROJECT_ROOT / "benchmarks"))
@@ -304,7 +304,7 @@ def test_verdicts_follow_the_numbers(quick):
 # ------------------------------------------------------------------------------------------------ FLOPs
 def test_count_flops_matches_a_hand_count_for_lenet():
     from course_lib.models import lenet5
-    from course_lib.profiling import TRAINING_FLOPS_FACTOR, count_flops
+    from course_lib.perf.profiling import TRAINING_FLOPS_FACTOR, count_flops
 
     counted = count_flops(lenet5(num_classes=10), (1, 32, 32))
     # conv1 6x28x28 outputs x 1x5x5, conv2 16x10x10 x 6x5x5, fc 400x120, 120x84, 84x10 multiply-accumulates
@@ -320,7 +320,7 @@ def test_count_flops_handles_stride_padding_and_groups_and_restores_the_mode():
     import mindspore as ms
     from mindspore import nn
 
-    from course_lib.profiling import count_flops
+    from course_lib.perf.profiling import count_flops
 
     class Tiny(nn.Cell):
         def __init__(self):
@@ -343,7 +343,7 @@ def test_count_flops_handles_stride_padding_and_groups_and_restores_the_mode():
 
 def test_count_flops_of_resnet18_is_the_published_1_8_gmacs():
     from course_lib.models import resnet18
-    from course_lib.profiling import count_flops
+    from course_lib.perf.profiling import count_flops
 
     counted = count_flops(resnet18(num_classes=1000), (3, 224, 224))
     assert len([layer for layer in counted["layers"] if layer.kind == "conv2d"]) == 20
@@ -353,7 +353,7 @@ def test_count_flops_of_resnet18_is_the_published_1_8_gmacs():
 @pytest.mark.parametrize("shape", [(), (3, 0, 8), "3x8x8", (3, 8.0, 8)])
 def test_count_flops_rejects_bad_shapes(shape):
     from course_lib.models import lenet5
-    from course_lib.profiling import count_flops
+    from course_lib.perf.profiling import count_flops
 
     with pytest.raises(ValueError, match="input_shape"):
         count_flops(lenet5(), shape)

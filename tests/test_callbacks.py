@@ -11,7 +11,7 @@ from mindspore.train import Callback, Model
 from mindspore.train.callback import RunContext
 from mindspore.train.callback._callback import InternalCallbackParam
 
-from course_lib.callbacks import EvalCallback, LossRecorder, ProgressBar, loss_value
+from course_lib.train.callbacks import EvalCallback, LossRecorder, ProgressBar, loss_value
 
 OLD_HOOK_NAMES = {"begin", "end", "epoch_begin", "epoch_end", "step_begin", "step_end"}
 STEPS_PER_EPOCH = 3
@@ -222,7 +222,7 @@ def test_callbacks_import_only_mindspore_numpy_stdlib_and_course_lib_checkpoint(
     import sys
     from pathlib import Path
 
-    import course_lib.callbacks as module
+    import course_lib.train.callbacks as module
     tree = ast.parse(Path(module.__file__).read_text())
     imported = set()
     for node in ast.walk(tree):
@@ -231,13 +231,13 @@ def test_callbacks_import_only_mindspore_numpy_stdlib_and_course_lib_checkpoint(
         elif isinstance(node, ast.ImportFrom):
             imported.add(node.module)
     outside = {name for name in imported if name.split(".")[0] not in sys.stdlib_module_names
-               and name.split(".")[0] not in ("mindspore", "numpy") and name != "course_lib.checkpoint"}
+               and name.split(".")[0] not in ("mindspore", "numpy") and name != "course_lib.train.checkpoint"}
     assert outside == {"tqdm"}  # pinned in requirements.txt
 
 
 def test_no_class_shadows_a_mindspore_train_name():
     import mindspore.train
-    import course_lib.callbacks as module
+    import course_lib.train.callbacks as module
     ours = {name for name in module.__all__ if isinstance(getattr(module, name), type)}
     assert ours and not ours & set(dir(mindspore.train))
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from mindspore import nn
 
-from course_lib.checkpoint import TEMP_MARK, load_checkpoint, save_checkpoint
+from course_lib.train.checkpoint import TEMP_MARK, load_checkpoint, save_checkpoint
 
 
 def dense(seed=0, shape=(3, 2)):
@@ -161,7 +161,7 @@ def test_a_checkpoint_without_crc_is_refused_when_a_crc_check_is_asked_for(tmp_p
 
 
 # ------------------------------------------------------------------------------------------ CheckpointManager
-from course_lib.checkpoint import CheckpointFolderBusy, CheckpointManager  # noqa: E402
+from course_lib.train.checkpoint import CheckpointFolderBusy, CheckpointManager  # noqa: E402
 
 
 def test_manager_refuses_another_runs_checkpoints_and_keeps_them(tmp_path):
@@ -194,7 +194,8 @@ def test_second_run_on_a_locked_folder_is_refused_and_a_dead_owner_is_not(tmp_pa
             with CheckpointManager(tmp_path, "lenet5"):
                 pass
     # a process killed while holding the lock leaves the file, but not the lock
-    code = (f"import os, signal, course_lib.checkpoint as c; m = c.CheckpointManager({str(tmp_path)!r}, 'lenet5'); "
+    code = (f"import os, signal, course_lib.train.checkpoint as c; "
+            f"m = c.CheckpointManager({str(tmp_path)!r}, 'lenet5'); "
             "m.__enter__(); os.kill(os.getpid(), signal.SIGKILL)")
     assert subprocess.run([sys.executable, "-c", code], timeout=120).returncode == -9
     assert (tmp_path / ".course_checkpoints.lock").exists()
@@ -333,7 +334,7 @@ def test_consistent_crafted_and_split_tensors_load(tmp_path):
 
 
 def test_every_tensor_of_a_real_checkpoint_passes_the_size_check(tmp_path):
-    from course_lib.checkpoint import check_tensor_sizes
+    from course_lib.train.checkpoint import check_tensor_sizes
     from course_lib.models import lenet5
 
     path = save_checkpoint(lenet5(), tmp_path / "lenet.ckpt", append_dict={"epoch_num": 3, "note": "x"})

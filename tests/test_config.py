@@ -1,7 +1,7 @@
 import course_lib  # noqa: F401  (sets env before mindspore)
 import pytest
 
-from course_lib.config import DEFAULT_CONFIG, Config, load_config, parse_overrides
+from course_lib.run.config import DEFAULT_CONFIG, Config, load_config, parse_overrides
 
 
 def test_defaults_match_the_packaged_yaml():
@@ -122,7 +122,7 @@ def test_a_key_written_twice_is_an_error_naming_it_and_both_lines(tmp_path, text
 
 
 def test_the_same_key_in_two_different_mappings_is_not_a_duplicate():
-    from course_lib.config import _safe_load_unique
+    from course_lib.run.config import _safe_load_unique
 
     assert _safe_load_unique("a: {x: 1}\nb: {x: 2}\n") == {"a": {"x": 1}, "b": {"x": 2}}
     assert _safe_load_unique("base: &b {x: 1}\nc:\n  <<: *b\n  y: 2\n")["c"] == {"x": 1, "y": 2}

@@ -4,8 +4,10 @@ import shutil
 import numpy as np
 import pytest
 
-from course_lib import data, paths
-from course_lib.datagen import IGNORE_LABEL, write_idx
+from course_lib import paths
+
+from course_lib.data import datasets as data
+from course_lib.data.generate import IGNORE_LABEL, write_idx
 
 
 def batches(dataset):

@@ -3,8 +3,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from course_lib import datagen, paths
-from course_lib.datagen import shape_colour
+from course_lib import paths
+
+from course_lib.data import generate as datagen
+from course_lib.data.generate import shape_colour
 
 
 def test_regeneration_is_bit_for_bit(tmp_path):

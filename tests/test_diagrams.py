@@ -6,7 +6,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from course_lib import diagrams  # noqa: E402
+from course_lib.lab import diagrams  # noqa: E402
 
 
 def _texts(fig):

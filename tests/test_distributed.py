@@ -15,12 +15,12 @@ import pytest
 
 import mindspore as ms
 
-from course_lib import distributed
-from course_lib.checkpoint import load_checkpoint
-from course_lib.data import create_mnist_dataset
-from course_lib.distributed import (DistributedLaunchError, DistributedTimeoutError, ShardRecorder,
-                                    dataset_fingerprints, find_free_port, image_fingerprint, launch,
-                                    parameter_checksum, parse_worker_report, print_report)
+from course_lib.parallel import launch as distributed
+from course_lib.train.checkpoint import load_checkpoint
+from course_lib.data.datasets import create_mnist_dataset
+from course_lib.parallel.launch import DistributedLaunchError, DistributedTimeoutError, find_free_port, launch
+from course_lib.parallel.worker import (ShardRecorder, dataset_fingerprints, image_fingerprint, parameter_checksum,
+                                        parse_worker_report, print_report)
 from course_lib.models import lenet5
 from course_lib.paths import PROJECT_ROOT
 
@@ -207,10 +207,9 @@ def test_two_workers_use_this_interpreter_and_data_parallel_mode(two_worker_run)
         assert env["parallel_mode"] == "data_parallel" and env["gradients_mean"] is True
     assert processes_with(tag) == []
     assert distributed.find_launch_processes(result.launch_id) == []
-    shown = result.display_command()
-    assert shown.startswith("msrun --worker_num=2 --local_worker_num=2 --master_addr=127.0.0.1 "
-                            f"--master_port={result.master_port} --join=True")
-    assert "scripts/distributed_worker.py --out" in shown and sys.executable not in shown
+    assert result.command[:3] == [sys.executable, "-m", "mindspore.parallel.cluster.run"]
+    assert result.command[3:8] == ["--worker_num=2", "--local_worker_num=2", "--master_addr=127.0.0.1",
+                                   f"--master_port={result.master_port}", "--join=True"]
     with pytest.raises(ValueError, match=r"rank must be one of \[0, 1\], got 2"):
         result.tail(2)
 
@@ -313,7 +312,7 @@ def test_a_second_launch_removes_only_what_the_first_one_created(tmp_path, monke
 # ------------------------------------------------------------------- one job per log_dir, kills and leftovers
 def start_launcher(log_dir, worker_args, timeout=300):
     """A separate Python process that calls launch() (like a notebook kernel) and prints the result as JSON."""
-    code = ("import json, sys\nfrom course_lib.distributed import launch\n"
+    code = ("import json, sys\nfrom course_lib.parallel.launch import launch\n"
             f"result = launch({str(WORKER)!r}, {[str(a) for a in worker_args]!r}, worker_num=2, timeout={timeout},"
             f" log_dir={str(log_dir)!r})\n"
             "print(json.dumps({'launch_id': result.launch_id, 'logs': result.logs}), flush=True)\n")
@@ -413,7 +412,7 @@ def test_the_next_launch_ends_orphans_of_a_launch_recorded_in_its_log_dir(tmp_pa
 ODD_WORKER = '''
 import os
 import course_lib
-from course_lib.distributed import msrun_role, print_report
+from course_lib.parallel.worker import msrun_role, print_report
 role = msrun_role(on_leftover="raise")
 import mindspore as ms
 from mindspore.communication import get_group_size, get_rank, init
@@ -445,7 +444,7 @@ def test_launch_from_a_folder_with_spaces_and_chinese_and_with_leftover_msrun_va
 
 
 def test_msrun_role_tells_a_worker_from_leftover_variables():
-    from course_lib.distributed import LeftoverMsrunEnvironment, msrun_role
+    from course_lib.parallel.worker import LeftoverMsrunEnvironment, msrun_role
 
     assert msrun_role({}) is None
     assert msrun_role({"RANK_ID": "0", "DEVICE_ID": "0"}) is None  # common settings alone are not msrun's

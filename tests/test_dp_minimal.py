@@ -1,7 +1,7 @@
 """Lesson 08's minimal worker (scripts/dp_minimal.py): two ranks read disjoint shards and end with equal weights."""
 import re
 
-from course_lib.distributed import launch
+from course_lib.parallel.launch import launch
 from course_lib.paths import PROJECT_ROOT
 
 WORKER = PROJECT_ROOT / "scripts" / "dp_minimal.py"

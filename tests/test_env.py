@@ -2,8 +2,8 @@ import course_lib  # noqa: F401  (sets env before mindspore)
 import mindspore as ms
 import pytest
 
-from course_lib.config import load_config
-from course_lib.env import device_available, init_env
+from course_lib.run.config import load_config
+from course_lib.run.env import device_available, init_env
 
 
 def test_graph_and_pynative_modes_and_resolved_device():
@@ -55,7 +55,7 @@ def test_init_env_again_after_kernels_ran_in_a_fresh_process():
     import subprocess
     import sys
     code = ("import course_lib, mindspore as ms\n"
-            "from course_lib.env import init_env\nfrom course_lib.config import load_config\n"
+            "from course_lib.run.env import init_env\nfrom course_lib.run.config import load_config\n"
             "ms.run_check()\n"  # runs a kernel: ms.set_device would now raise
             "init_env(load_config()); init_env(load_config(context_mode='pynative'))\n"
             "print('mode', ms.get_context('mode'))\n")
@@ -76,7 +76,7 @@ LEFTOVER = {"MS_ROLE": "MS_WORKER", "MS_WORKER_NUM": "2", "MS_SCHED_HOST": "127.
 
 
 def free_port() -> str:
-    from course_lib.distributed import find_free_port
+    from course_lib.parallel.launch import find_free_port
 
     return str(find_free_port())  # nothing listens there: the scheduler of that msrun is gone
 
@@ -91,7 +91,7 @@ def test_leftover_msrun_variables_warn_in_a_standalone_run(monkeypatch):
 
 
 def test_leftover_msrun_variables_are_an_error_for_a_distributed_run(monkeypatch):
-    from course_lib.distributed import LeftoverMsrunEnvironment
+    from course_lib.parallel.worker import LeftoverMsrunEnvironment
 
     for key, value in {**LEFTOVER, "MS_SCHED_PORT": free_port()}.items():
         monkeypatch.setenv(key, value)

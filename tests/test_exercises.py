@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from course_lib import exercises
+from course_lib.exercises import engine as exercises
 from course_lib.exercises import Incorrect, catalogue, check, exercise, expect_close, explain, hide, registered
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -87,7 +87,7 @@ def test_every_notebook_exercise_is_registered_and_checked_in_its_notebook():
 def scratch_registry(monkeypatch):
     """A registry of its own (with the real exercises in it) and no solved exercises, for mechanism tests."""
     monkeypatch.setattr(exercises, "_REGISTRY", dict(registered()))
-    monkeypatch.setattr(exercises, "_EXERCISE_MODULES", ())
+    monkeypatch.setattr(exercises, "_import_lessons", lambda: None)
     monkeypatch.setattr(exercises, "_SOLVED", set())
 
 

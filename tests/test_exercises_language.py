@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from course_lib import exercises
-from course_lib.exercises import Incorrect, check, exercise, expect, explain, hide, language, set_language
+from course_lib.exercises import engine as exercises
+from course_lib.exercises import Incorrect, check, exercise, expect, explain, hide
+from course_lib.i18n import language, set_language
 
 ROOT = Path(__file__).resolve().parent.parent
 

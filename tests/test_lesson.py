@@ -2,7 +2,8 @@ import course_lib  # noqa: F401
 import pytest
 
 from course_lib import paths
-from course_lib.lesson import Timer, error_summary, scrub_paths, show_error
+from course_lib.lab.lesson import Timer, error_summary, show_error
+from course_lib.paths import scrub_paths
 
 
 def test_show_error_prints_type_and_message_without_traceback(capsys):
@@ -68,7 +69,7 @@ def test_error_summary_skips_mindspore_banners_and_stops_at_the_stack():
 def test_run_time_reads_the_benchmark_results(tmp_path):
     import json
 
-    from course_lib.lesson import run_time
+    from course_lib.lab.results import run_time
 
     results = tmp_path / "results.json"
     results.write_text(json.dumps({"AMD EPYC": {"notebooks": {"cpu": "AMD EPYC", "records": [
@@ -87,7 +88,7 @@ def test_run_time_reads_the_benchmark_results(tmp_path):
 
 
 def test_show_source_prints_numbered_lines_from_the_package_root(capsys):
-    from course_lib.lesson import show_source
+    from course_lib.lab.lesson import show_source
     from course_lib.models import lenet5
 
     show_source(lenet5)
@@ -102,7 +103,7 @@ def test_show_source_prints_numbered_lines_from_the_package_root(capsys):
 def test_show_source_refuses_objects_without_source():
     import pytest
 
-    from course_lib.lesson import show_source
+    from course_lib.lab.lesson import show_source
 
     with pytest.raises(TypeError, match="no Python source"):
         show_source(len)
@@ -111,7 +112,7 @@ def test_show_source_refuses_objects_without_source():
 # --- lesson 00's GPU-plugin line on each OS (issue 25 part 4) ---------------------------------------------------
 import subprocess  # noqa: E402
 
-from course_lib import lesson as lesson_module  # noqa: E402
+from course_lib.lab import lesson as lesson_module  # noqa: E402
 
 
 @pytest.mark.parametrize("platform_name, shown", [("darwin", "macOS"), ("win32", "Windows")])
@@ -146,7 +147,7 @@ def test_scrub_paths_handles_a_clone_path_with_spaces_and_chinese(monkeypatch):
     import site
 
     import course_lib.paths
-    from course_lib.lesson import scrub_paths
+    from course_lib.paths import scrub_paths
 
     root = "/home/Li Wei/课程 course"
     monkeypatch.setattr(course_lib.paths, "PROJECT_ROOT", type(course_lib.paths.PROJECT_ROOT)(root))

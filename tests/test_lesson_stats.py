@@ -42,12 +42,12 @@ def test_code_lines_skip_blank_comment_and_magic_lines():
 
 def test_api_names_count_distinct_mindspore_and_course_lib_names():
     code = ["import course_lib\nimport mindspore as ms\nfrom mindspore import nn, ops\n"
-            "from course_lib.data import create_mnist_dataset\n",
+            "from course_lib.data.datasets import create_mnist_dataset\n",
             "net = nn.Dense(2, 3)\nms.set_seed(1)\nms.set_seed(2)\ny = ops.relu(net(x))\n"
             "ds = create_mnist_dataset()\ncourse_lib.paths.lesson_dir('x')\n"]
     names = lesson_stats.api_names(code)
     assert names["mindspore"] == {"mindspore.nn.Dense", "mindspore.set_seed", "mindspore.ops.relu"}
-    assert names["course_lib"] == {"course_lib.data.create_mnist_dataset", "course_lib.paths.lesson_dir"}
+    assert names["course_lib"] == {"course_lib.data.datasets.create_mnist_dataset", "course_lib.paths.lesson_dir"}
 
 
 def test_seed_mentions_and_limits(tmp_path, monkeypatch):
@@ -144,7 +144,7 @@ def test_a_main_lesson_needs_one_or_two_core_exercises_and_a_run_time(tmp_path, 
 
 
 def test_run_seconds_come_from_the_benchmark_results(tmp_path):
-    from course_lib.lesson import run_seconds
+    from course_lib.lab.results import run_seconds
 
     results = tmp_path / "results.json"
     results.write_text(json.dumps({"records": [{"notebook": "03_x.ipynb", "seconds": 12.5},

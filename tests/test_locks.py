@@ -10,7 +10,7 @@ import types
 import pytest
 
 from course_lib import locks
-from course_lib.checkpoint import CheckpointFolderBusy, CheckpointManager, LOCK_NAME, save_checkpoint
+from course_lib.train.checkpoint import CheckpointFolderBusy, CheckpointManager, LOCK_NAME, save_checkpoint
 
 
 def hold_in_child(code: str):
@@ -27,7 +27,8 @@ def finish(child):
 
 
 def test_deleting_the_lock_file_does_not_let_a_second_overwrite_run_in(tmp_path):
-    child = hold_in_child(f"import course_lib.checkpoint as c\nm = c.CheckpointManager({str(tmp_path)!r}, 'lenet5')\n"
+    child = hold_in_child("import course_lib.train.checkpoint as c\n"
+                          f"m = c.CheckpointManager({str(tmp_path)!r}, 'lenet5')\n"
                           "m.__enter__()")
     try:
         lock_file = tmp_path / LOCK_NAME
@@ -153,7 +154,7 @@ def test_a_plain_save_checkpoint_cleans_what_killed_saves_left_and_nothing_live(
 
 def test_a_killed_save_leaves_a_temp_file_that_the_next_save_removes(tmp_path):
     # the child stops inside MindSpore's write (its temporary file exists) and is killed there
-    code = (f"import os, signal, mindspore as ms, course_lib.checkpoint as c\nfrom mindspore import nn\n"
+    code = (f"import os, signal, mindspore as ms, course_lib.train.checkpoint as c\nfrom mindspore import nn\n"
             "real = ms.save_checkpoint\n"
             "def stop(obj, name, **kw):\n    real(obj, name, **kw)\n    os.kill(os.getpid(), signal.SIGKILL)\n"
             f"ms.save_checkpoint = stop\nc.save_checkpoint(nn.Dense(2, 2), {str(tmp_path / 'net.ckpt')!r})")

@@ -5,7 +5,7 @@ import pytest
 import torch
 from mindspore import nn
 
-from course_lib.losses import (CrossEntropySmooth, pytorch_factor_from_seed, seed_factor_from_pytorch,
+from course_lib.train.losses import (CrossEntropySmooth, pytorch_factor_from_seed, seed_factor_from_pytorch,
                                smoothed_target_values)
 
 K = 10

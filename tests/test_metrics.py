@@ -7,7 +7,7 @@ import pytest
 from mindspore import Tensor
 from mindspore.train import Metric
 
-from course_lib.metrics import MIoU
+from course_lib.train.metrics import MIoU
 
 IGN = 255
 

@@ -8,13 +8,14 @@ import numpy as np
 import pytest
 import torch
 
-from course_lib.checkpoint import load_checkpoint
-from course_lib.migration import (RESNET_LAYOUTS, build_torch_resnet, calibrate_batchnorm,
-                                  convert_torch_state_dict, make_torch_train_step, map_state_dict,
-                                  mindspore_training_steps, parameter_differences, torch_param_groups,
-                                  torch_to_mindspore_name, torch_training_steps)
+from course_lib.train.checkpoint import load_checkpoint
+from course_lib.migrate.convert import (RESNET_LAYOUTS, calibrate_batchnorm, convert_torch_state_dict,
+                                        make_torch_train_step, map_state_dict, mindspore_training_steps,
+                                        parameter_differences, torch_param_groups, torch_to_mindspore_name,
+                                        torch_training_steps)
+from course_lib.migrate.torch_resnet import build_torch_resnet
 from course_lib.models import resnet18, resnet50
-from course_lib.optim import split_weight_decay_params
+from course_lib.train.optim import split_weight_decay_params
 
 torch.set_num_threads(1)  # MindSpore and PyTorch share the cores of this process
 
@@ -94,7 +95,7 @@ def test_every_torch_tensor_maps_to_exactly_one_mindspore_parameter(depth, facto
 
 
 def test_torch_is_not_imported_by_the_module():
-    code = "import course_lib.migration, sys; print('torch' in sys.modules)"
+    code = "import course_lib.migrate.convert, sys; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
 
@@ -308,7 +309,7 @@ def test_training_steps_validate_the_recipe(torch_resnet18):
 def test_require_torch_returns_torch_or_says_how_to_install_it(monkeypatch):
     import sys
 
-    from course_lib.migration import OptionalInstallMissing, require_torch
+    from course_lib.migrate.convert import OptionalInstallMissing, require_torch
 
     import torch
 

@@ -4,7 +4,7 @@ import logging
 import pytest
 from mindspore import log as ms_log
 
-from course_lib.mindspore_log import capture_mindspore_log
+from course_lib.lab.mindspore_log import capture_mindspore_log
 
 
 def test_captures_warnings_instead_of_printing_them_and_restores_the_logger(capfd):

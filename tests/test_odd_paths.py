@@ -15,8 +15,10 @@ import numpy as np
 import pytest
 from mindspore import Tensor
 
-from course_lib import data, paths
-from course_lib.checkpoint import CheckpointManager, load_checkpoint, save_checkpoint
+from course_lib import paths
+
+from course_lib.data import datasets as data
+from course_lib.train.checkpoint import CheckpointManager, load_checkpoint, save_checkpoint
 from course_lib.inference import export_mindir, load_mindir, predict
 from course_lib.models import lenet5
 
@@ -89,7 +91,7 @@ def test_every_data_set_reads_from_such_a_folder(odd):
 
 
 def test_mindrecord_files_are_written_and_read_there(odd):
-    from course_lib.datagen import write_shapes
+    from course_lib.data.generate import write_shapes
 
     write_shapes(odd)
     names = sorted(p.name for p in (odd / "shapes").iterdir())

@@ -6,7 +6,7 @@ import pytest
 from mindspore import nn
 
 from course_lib.models import lenet5, resnet18
-from course_lib.optim import param_groups, split_weight_decay_params
+from course_lib.train.optim import param_groups, split_weight_decay_params
 
 
 def expected_split(net):

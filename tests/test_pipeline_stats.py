@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import mindspore.dataset as ds
 
-from course_lib.pipeline_stats import (Throughput, compare_workers, expected_steps, is_batched, measure_throughput,
+from course_lib.data.stats import (Throughput, compare_workers, expected_steps, is_batched, measure_throughput,
                                        sample_fingerprints)
 
 
@@ -118,7 +118,8 @@ def test_fingerprints_show_shards_partition_or_pad():
 
 
 def test_pipeline_error_message_reads_the_useful_section(capsys):
-    from course_lib.pipeline_stats import pipeline_error_message, show_pipeline_error
+    from course_lib.data.stats import pipeline_error_message
+    from course_lib.lab.lesson import show_pipeline_error
 
     ragged = ds.NumpySlicesDataset({"n": np.arange(1, 4)}, shuffle=False).map(lambda n: np.zeros(n), input_columns="n")
     with show_pipeline_error():
@@ -137,7 +138,7 @@ def test_pipeline_error_message_reads_the_useful_section(capsys):
 
 
 def test_the_scripts_read_mindata_errors_with_the_same_parser(monkeypatch):
-    import course_lib.pipeline_stats as stats
+    import course_lib.data.stats as stats
     from course_lib.run.cli import describe_pipeline_error
 
     text = ("Exception thrown from dataset pipeline. Refer to 'Dataset Pipeline Error Message'.\n----\n"

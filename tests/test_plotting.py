@@ -9,8 +9,8 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from course_lib import plotting  # noqa: E402
-from course_lib.callbacks import LossRecorder  # noqa: E402
+from course_lib.lab import plotting  # noqa: E402
+from course_lib.train.callbacks import LossRecorder  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -4,7 +4,7 @@ import pytest
 import mindspore as ms
 from mindspore import Tensor, nn
 
-from course_lib.profiling import (OP_TYPE_FILE, PROFILE_SUFFIX, OpTime, format_op_table, op_time_table,
+from course_lib.perf.profiling import (OP_TYPE_FILE, PROFILE_SUFFIX, OpTime, format_op_table, op_time_table,
                                   profile_steps)
 
 

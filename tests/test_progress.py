@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from course_lib import exercises, progress
+from course_lib.exercises import engine as exercises
+
+from course_lib.exercises import progress
 from course_lib.exercises import Incorrect, check, exercise
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -103,7 +105,7 @@ def test_record_refuses_an_unknown_verdict(progress_path):
 def test_print_summary_lists_the_lessons_exercises(progress_path, capsys):
     progress.record("01.1", "not yet", hint="h")
     progress.record("01.1", "correct")
-    progress.print_summary("01")
+    exercises.print_summary("01")
     out = capsys.readouterr().out
     assert "✓ 01.1" in out and "2 attempts" in out
     assert f"1 of {len(exercises.catalogue('01'))} exercises solved" in out
@@ -113,7 +115,7 @@ def _simulate_learner(folder: Path, name: str, script):
     folder.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "COURSE_PROGRESS_FILE": str(folder / name / "progress" / "exercises.jsonl"),
            "COURSE_LEARNER": name}
-    code = "from course_lib import progress\n" + "\n".join(
+    code = "from course_lib.exercises import progress\n" + "\n".join(
         f"progress.record({ex!r}, {verdict!r}, hint={hint!r})" for ex, verdict, hint in script)
     subprocess.run([sys.executable, "-c", code], env=env, check=True, cwd=folder)
 

@@ -10,9 +10,9 @@ import json, course_lib
 import mindspore as ms
 from mindspore import nn
 from mindspore.train import Callback, Model
-from course_lib.config import load_config
-from course_lib.data import create_mnist_dataset
-from course_lib.env import init_env
+from course_lib.run.config import load_config
+from course_lib.data.datasets import create_mnist_dataset
+from course_lib.run.env import init_env
 from course_lib.models import lenet5
 
 class Losses(Callback):

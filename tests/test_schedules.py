@@ -9,8 +9,8 @@ import mindspore as ms
 import pytest
 from mindspore import nn
 
-from course_lib import schedules
-from course_lib.schedules import cosine_decay_steps, cosine_lr, linear_warmup_lr, optimizer_lr_values
+from course_lib.train import schedules
+from course_lib.train.schedules import cosine_decay_steps, cosine_lr, linear_warmup_lr, optimizer_lr_values
 
 
 def closed_form(step, lr_max, lr_min, total_steps, warmup_steps):

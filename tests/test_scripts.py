@@ -7,8 +7,8 @@ import mindspore as ms
 import numpy as np
 import pytest
 
-from course_lib.config import load_config
-from course_lib.data import create_mnist_dataset
+from course_lib.run.config import load_config
+from course_lib.data.datasets import create_mnist_dataset
 from course_lib.models import lenet5
 from course_lib.paths import PROJECT_ROOT
 from course_lib.run import factory, fit
@@ -170,7 +170,7 @@ def test_bad_command_lines_fail_fast_with_a_fix(tmp_path, script, args, message)
 
 
 def test_checkpoint_files_are_ordered_by_epoch_and_ignore_other_files(tmp_path):
-    from course_lib.checkpoint import CheckpointManager
+    from course_lib.train.checkpoint import CheckpointManager
 
     for name in ["lenet5-9_4.ckpt", "lenet5-10_4.ckpt", ".lenet5-11_4.tmp-1234abcd.ckpt", "resnet18-12_4.ckpt",
                  "lenet5-best.ckpt", "lenet5-2_4.ckpt"]:
@@ -183,7 +183,7 @@ def test_checkpoint_files_are_ordered_by_epoch_and_ignore_other_files(tmp_path):
 
 
 def test_a_second_run_on_a_busy_or_foreign_folder_is_refused_and_nothing_is_lost(tmp_path):
-    from course_lib.checkpoint import CheckpointManager, save_checkpoint
+    from course_lib.train.checkpoint import CheckpointManager, save_checkpoint
 
     old = tmp_path / "old"
     save_checkpoint(lenet5(10), old / "lenet5-6_2.ckpt", append_dict={"epoch_num": 6})

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import yaml
 
-from course_lib.config import DEFAULT_CONFIG, RANGES, load_config
+from course_lib.run.config import DEFAULT_CONFIG, RANGES, load_config
 from course_lib.paths import PROJECT_ROOT
 from course_lib.run import cli, cluster, settings
 
@@ -226,8 +226,8 @@ def test_epochs_count_as_a_setting_with_the_cosine_schedule():
 def test_export_writes_a_mindir_that_predicts_like_the_checkpoint(tmp_path, tiny_run):
     import mindspore as ms
 
-    from course_lib.checkpoint import load_checkpoint
-    from course_lib.data import create_mnist_dataset
+    from course_lib.train.checkpoint import load_checkpoint
+    from course_lib.data.datasets import create_mnist_dataset
     from course_lib.inference import load_mindir
     from course_lib.models import lenet5
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from course_lib.distributed import LAUNCH_ID_ENV, find_free_port, find_launch_processes, launch
+from course_lib.parallel.launch import LAUNCH_ID_ENV, find_free_port, find_launch_processes, launch
 from course_lib.paths import PROJECT_ROOT
 
 TRAIN = PROJECT_ROOT / "scripts" / "train.py"
@@ -24,7 +24,7 @@ def checkpoint_digest(path) -> str:
     """The digest train.py logs, computed here from rank 0's checkpoint (the network's parameters only)."""
     import mindspore as ms
 
-    from course_lib.checkpoint import load_checkpoint
+    from course_lib.train.checkpoint import load_checkpoint
     from course_lib.models import lenet5
     from course_lib.run.fit import weights_digest
 
@@ -104,8 +104,8 @@ def test_msrun_variables_without_msrun_are_refused_before_any_work(tmp_path, rol
 
 
 def test_when_rank_0_refuses_the_folder_every_rank_stops_and_nothing_is_written(tmp_path):
-    from course_lib.checkpoint import save_checkpoint
-    from course_lib.distributed import DistributedLaunchError
+    from course_lib.train.checkpoint import save_checkpoint
+    from course_lib.parallel.launch import DistributedLaunchError
     from course_lib.models import lenet5
 
     other = tmp_path / "other_run"

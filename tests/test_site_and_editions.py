@@ -276,7 +276,7 @@ def test_student_bundle_has_no_solutions_and_opens_the_student_edition(tmp_path)
     bundle = make_editions.build_bundle(tmp_path / "course-student", wheelhouse=False)
     assert not (bundle / "solutions").exists() and not (bundle / "tests").exists()
     for needed in ("course.py", "tools/course_cli.py", "Makefile", "pyproject.toml", "requirements.txt",
-                   "constraints.txt", "course_lib/exercises.py",
+                   "constraints.txt", "course_lib/exercises/engine.py",
                    "data", "docs/GLOSSARY.md"):
         assert (bundle / needed).exists(), needed
     assert sorted(p.name for p in (bundle / "notebooks").glob("*.ipynb")) == [n.name for n in NOTEBOOKS]

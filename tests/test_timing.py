@@ -1,11 +1,12 @@
-"""course_lib.timing.time_step_in_subprocess: clear errors for bad inputs, and real quick runs in fresh processes."""
+"""course_lib.perf.timing.time_step_in_subprocess: clear errors for bad inputs, and real quick runs in fresh
+processes."""
 import course_lib  # noqa: F401  (sets env before mindspore)
 import math
 import re
 
 import pytest
 
-from course_lib.timing import HOST_BLOCKING_VARIABLE, time_step_in_subprocess
+from course_lib.perf.timing import HOST_BLOCKING_VARIABLE, time_step_in_subprocess
 
 QUICK = {"model": "lenet5", "batch_size": 8, "image_size": 32, "steps": 2, "warmup": 1}
 
@@ -59,7 +60,7 @@ def test_none_keeps_the_users_value(monkeypatch):
 
 
 # --- cpu_info on each OS (issue 25 part 4): Linux reads /proc/cpuinfo, macOS sysctl, Windows neither -------------
-from course_lib import timing  # noqa: E402
+from course_lib.perf import timing  # noqa: E402
 
 
 def test_cpu_info_on_linux_reads_proc_cpuinfo(monkeypatch, tmp_path):

@@ -8,9 +8,9 @@ import pytest
 from mindspore import nn
 from mindspore.train import Accuracy
 
-from course_lib.callbacks import LossRecorder
-from course_lib.checkpoint import load_checkpoint
-from course_lib.trainer import BEST_CHECKPOINT_NAME, MAX_LOSS_SCALE, Trainer, get_grad_reducer
+from course_lib.train.callbacks import LossRecorder
+from course_lib.train.checkpoint import load_checkpoint
+from course_lib.train.trainer import BEST_CHECKPOINT_NAME, MAX_LOSS_SCALE, Trainer, get_grad_reducer
 
 FEATURES, BATCH, SAMPLES = 8, 8, 48  # 6 steps per epoch
 

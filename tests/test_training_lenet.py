@@ -5,10 +5,10 @@ import pytest
 from mindspore import nn
 from mindspore.train import Model
 
-from course_lib.callbacks import EvalCallback, LossRecorder
-from course_lib.data import create_mnist_dataset
+from course_lib.train.callbacks import EvalCallback, LossRecorder
+from course_lib.data.datasets import create_mnist_dataset
 from course_lib.models import lenet5
-from course_lib.schedules import cosine_lr
+from course_lib.train.schedules import cosine_lr
 
 # Lesson 03's recipe. Measured test accuracy on the embedded digits (360 images) for seeds 1, 2, 3:
 # 5 epochs 97.8 / 96.9 / 97.2 %, 6 epochs 97.5 / 97.5 / 98.3 %, 8 epochs 98.6 / 98.9 / 98.6 %.

@@ -3,7 +3,8 @@
     python tools/class_progress.py FOLDER_OR_FILE... --out class-progress
     python tools/class_progress.py /home --out class-progress      # a JupyterHub: every learner's home folder
 
-Every ``*.jsonl`` progress file found below the given folders (``course_lib.progress`` writes them; learners can
+Every ``*.jsonl`` progress file found below the given folders (``course_lib.exercises.progress`` writes them;
+learners can
 also hand them in, e.g. collected into one folder) is read. A learner is the name recorded in the file
 (``$COURSE_LEARNER``, ``$JUPYTERHUB_USER`` or the login name). Writes ``OUT.csv`` (one row per learner and exercise)
 and ``OUT.html`` (learners x exercises, then per exercise: solved, trying, stuck, and the hint most often shown).
@@ -24,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from course_lib.progress import read_attempts, summary  # noqa: E402
+from course_lib.exercises.progress import read_attempts, summary  # noqa: E402
 
 #: Folders never searched for progress files (environments, caches, the course's generated folders).
 SKIP_DIRS = {".venv", "venv", "node_modules", ".git", "site-packages", "__pycache__", ".ipynb_checkpoints", "build"}

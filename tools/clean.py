@@ -97,7 +97,8 @@ def clean(root: Path = ROOT, dry_run: bool = False, report=print) -> tuple[list[
     """Remove what :func:`plan` lists; print what was removed and what was kept (and why)."""
     root = Path(root)
     remove, keep = plan(root)
-    # a killed `make data` leaves .tmp-datagen-<pid>-* beside data/ (course_lib.datagen): removed once its owner ended
+    # a killed `make data` leaves .tmp-datagen-<pid>-* beside data/ (course_lib.data.generate): removed once its
+    # owner ended
     stale = staging.stale_folders(root, staging.DATAGEN_PREFIX)
     remove += stale
     # a killed `translate.py build` leaves notebooks/.zh.rebuild-*: generated notebooks only, or it stays

@@ -723,7 +723,7 @@ def cmd_bench(options, env):
 
 
 def cmd_fast_conv(options, env):
-    return env.run("-c", "from course_lib.fast_conv import build; print(build(verbose=True))")
+    return env.run("-c", "from course_lib.perf.fast_conv import build; print(build(verbose=True))")
 
 
 def cmd_fast_conv_bench(options, env):
@@ -771,7 +771,7 @@ COMMANDS = {
     "notebooks": ("re-execute every notebook (or the ones named) in place", cmd_notebooks, "full"),
     "nbval": ("check every notebook (or the ones named; add --full for lesson 07) with nbval, once", cmd_nbval,
               "full"),
-    "data": ("regenerate data/ bit for bit", script("-m", "course_lib.datagen"), "default"),
+    "data": ("regenerate data/ bit for bit", script("-m", "course_lib.data.generate"), "default"),
     "student": ("build/student/: the student edition", script("tools/make_editions.py", "student"), "default"),
     "bundles": ("one archive per learner platform (--platform NAME, --all, --python 3.x): tools/make_bundles.py",
                 script("tools/make_bundles.py"), "default"),

@@ -7,7 +7,7 @@
 Each page has: the key idea in two sentences and what to demo live (hand-written in docs/facilitator/notes.yaml,
 both languages side by side); the timings (reading minutes from tools/lesson_stats.py, the lesson's run time from
 benchmarks/results.json, the exercises' minutes, core ones marked); the exercises; and where learners get stuck,
-taken from the hints the checkers give (course_lib/exercise_bank, the English and Chinese texts of the same hint)
+taken from the hints the checkers give (course_lib/exercises, the English and Chinese texts of the same hint)
 and, with --progress, from the class's recorded checks (tools/class_progress.py).
 """
 from __future__ import annotations

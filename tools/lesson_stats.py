@@ -199,7 +199,7 @@ def core_reading_minutes(notebook: dict) -> float:
 def _run_seconds(stem: str) -> float | None:
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
-    from course_lib.lesson import run_seconds
+    from course_lib.lab.results import run_seconds
 
     return run_seconds(stem)
 

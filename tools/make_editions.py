@@ -23,12 +23,12 @@ The student edition differs from the committed notebooks in four ways:
   sources; a cell marked ``# NBVAL_RAISES_EXCEPTION`` gets Jupyter's ``raises-exception`` tag instead, so that
   "Run all" goes on past the error the lesson shows on purpose;
 - nothing else changes: the cell before a solution (tagged ``exercise``) keeps the ``answer = ...`` placeholder
-  and the ``check(...)`` cell after it stays. The "why" explanations live encoded in course_lib/exercise_bank;
-  ``check`` shows them once an answer is correct (see course_lib/exercises.py).
+  and the ``check(...)`` cell after it stays. The "why" explanations live encoded in course_lib/exercises;
+  ``check`` shows them once an answer is correct (see course_lib/exercises/engine.py).
 
 The Chinese student edition (中文学员版) is made from notebooks/zh/ by the same rules, into the ``zh/`` folder of the
 student edition (build/student/zh/; in the bundle notebooks/zh/), when notebooks/zh/ holds notebooks. A kernel
-started in that folder prints the exercise checks in Chinese (course_lib.exercises.language).
+started in that folder prints the exercise checks in Chinese (course_lib.i18n.language).
 """
 import re
 import shutil

@@ -1,8 +1,9 @@
-"""Networks used by the lessons: LeNet-5 (the programming guide's "Training"), the ResNet family (the ResNet-50
-migration example), a small segmentation FCN."""
-from .lenet import LENET_INPUT_SIZE, LeNet5, lenet5
-from .resnet import MIN_INPUT_SIZE, ResNet, ResidualBlock, ResidualBlockBase, resnet18, resnet34, resnet50, resnet101
-from .segmentation import SegmentationFCN, segmentation_fcn
+"""For learners: the networks the lessons use: LeNet-5 (the programming guide's "Training"), the ResNet family (the
+ResNet-50 migration example), a small segmentation FCN; and ``check_image_size``, the 32-pixel rule they impose."""
+from course_lib.models.lenet import LENET_INPUT_SIZE, LeNet5, lenet5
+from course_lib.models.resnet import (MIN_INPUT_SIZE, ResNet, ResidualBlock, ResidualBlockBase, resnet18, resnet34,
+                                      resnet50, resnet101)
+from course_lib.models.segmentation import SegmentationFCN, segmentation_fcn
 
 __all__ = [
     "LeNet5", "lenet5",

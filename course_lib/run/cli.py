@@ -1,7 +1,7 @@
 """Command lines of the course's scripts, generated from the config schema, and their error boundary.
 
-``--help`` lists every key of ``course_lib/configs/default.yaml`` with its type, default, allowed range and meaning
-(the comment after the key in that file), read from the same schema ``course_lib.config.load_config`` checks
+``--help`` lists every key of ``course_lib/run/configs/default.yaml`` with its type, default, allowed range and meaning
+(the comment after the key in that file), read from the same schema ``course_lib.run.config.load_config`` checks
 values against, so the help cannot drift from what is accepted. Every key can be set as ``--key value``; unknown
 keys and stray arguments are refused. Nothing here imports MindSpore: ``preflight`` runs its checks first.
 """
@@ -14,7 +14,7 @@ import traceback
 
 import yaml
 
-from course_lib import config as _config
+from course_lib.run import config as _config
 
 _SECTION = re.compile(r"^#\s*---\s*(?P<title>.+?)\s*---")
 _KEY_LINE = re.compile(r"^(?P<key>[a-z_][a-z0-9_]*):\s*(?P<value>[^#]*?)\s*(?:#\s*(?P<meaning>.*))?$")
@@ -84,7 +84,8 @@ def build_parser(prog: str, description: str, extra_help: str = "") -> argparse.
         epilog="Values are read as YAML scalars (--lr 5e-3, --resume true; a true/false key alone means true). "
                "Order: default.yaml, then --config FILE, then the command line. Unknown keys are refused."
                + (f"\n\n{extra_help}" if extra_help else ""))
-    parser.add_argument("--config", metavar="FILE", help="a YAML file with keys from course_lib/configs/default.yaml")
+    parser.add_argument("--config", metavar="FILE",
+                        help="a YAML file with keys from course_lib/run/configs/default.yaml")
     groups = {}
     for section, key, default, type_text, range_text, meaning in schema():
         group = groups.get(section) or groups.setdefault(section, parser.add_argument_group(section))
@@ -147,7 +148,7 @@ _MAP_OP = re.compile(r"map operation: \[(?P<op>\w+)\] failed")
 def describe_pipeline_error(text: str, where: str = ""):
     """One clear message for a MindData runtime error (which operation, which file, the fix), or None if ``text``
     is not one. ``where`` says when it happened, e.g. "at epoch 1, step 3"."""
-    from course_lib.pipeline_stats import pipeline_error_lines
+    from course_lib.data.stats import pipeline_error_lines
 
     if "dataset pipeline" not in text.lower():  # also holds the "Dataset Pipeline Error Message" heading
         return None

@@ -11,7 +11,7 @@ CLASSIFICATION_DATASETS = ("digits_mnist", "imagefolder")
 def check_classification_config(cfg):
     """Reject combinations of dataset/model/image size that cannot train, before any MindSpore work.
 
-    Single keys (ranges, choices, types) are checked by ``course_lib.config.load_config``; these are the rules
+    Single keys (ranges, choices, types) are checked by ``course_lib.run.config.load_config``; these are the rules
     that tie two keys together."""
     if cfg.dataset not in CLASSIFICATION_DATASETS:
         raise ValueError(f"dataset must be one of {CLASSIFICATION_DATASETS} for classification, got "
@@ -42,7 +42,7 @@ def in_channels(cfg) -> int:
 
 def create_dataset(cfg, train: bool):
     """The configured data set (embedded digits unless ``data_path`` is set), sharded by rank when distributed."""
-    from course_lib.data import create_imagefolder_dataset, create_mnist_dataset
+    from course_lib.data.datasets import create_imagefolder_dataset, create_mnist_dataset
 
     create = create_mnist_dataset if cfg.dataset == "digits_mnist" else create_imagefolder_dataset
     shards = {"num_shards": cfg.device_num, "shard_id": cfg.rank_id} if cfg.device_num > 1 else {}
@@ -64,7 +64,7 @@ def create_network(cfg):
 
 def create_loss(cfg):
     """The ResNet-50 migration example's label-smoothed cross-entropy (off-value s/(K-1))."""
-    from course_lib.losses import CrossEntropySmooth
+    from course_lib.train.losses import CrossEntropySmooth
 
     return CrossEntropySmooth(sparse=True, reduction="mean", smooth_factor=cfg.label_smooth_factor,
                               num_classes=cfg.num_classes)
@@ -72,7 +72,7 @@ def create_loss(cfg):
 
 def learning_rates(cfg, steps_per_epoch: int) -> list:
     """One learning rate per step of the whole run (constant, or warmup + cosine from lr to lr_end)."""
-    from course_lib.schedules import cosine_lr
+    from course_lib.train.schedules import cosine_lr
 
     total_steps = cfg.epochs * steps_per_epoch
     if cfg.lr_schedule == "cosine":
@@ -84,7 +84,7 @@ def create_optimizer(cfg, net, steps_per_epoch: int):
     """Momentum SGD over the migration example's parameter groups (no weight decay on BN gamma/beta and biases)."""
     from mindspore import nn
 
-    from course_lib.optim import param_groups
+    from course_lib.train.optim import param_groups
 
     return nn.Momentum(param_groups(net, cfg.weight_decay), learning_rate=learning_rates(cfg, steps_per_epoch),
                        momentum=cfg.momentum, loss_scale=cfg.loss_scale)
@@ -117,7 +117,7 @@ def example_input(cfg, batch_size: int = 1):
 
 def resolve_checkpoint(cfg) -> Path:
     """``checkpoint_path`` if set, else the newest ``<model>-<epoch>_<steps>.ckpt`` in the checkpoint folder."""
-    from course_lib.checkpoint import CheckpointManager
+    from course_lib.train.checkpoint import CheckpointManager
     from course_lib.paths import relative
 
     if cfg.checkpoint_path:

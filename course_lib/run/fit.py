@@ -18,7 +18,7 @@ from course_lib.run.factory import (check_classification_config, checkpoint_fold
 
 # ------------------------------------------------------------------------------------------ checkpoints
 def _read_resumable(path):
-    from course_lib.checkpoint import load_checkpoint
+    from course_lib.train.checkpoint import load_checkpoint
     from course_lib.paths import relative
 
     params = load_checkpoint(path)
@@ -32,7 +32,7 @@ def _read_resumable(path):
 def _apply_state(path, params, net, optimizer, steps_per_epoch: int) -> int:
     import mindspore as ms
 
-    from course_lib.checkpoint import load_checkpoint
+    from course_lib.train.checkpoint import load_checkpoint
     from course_lib.paths import relative
 
     optimizer_state = {name: value for name, value in params.items()
@@ -61,7 +61,7 @@ def load_resume_state(folder, prefix: str, net, optimizer, steps_per_epoch: int,
     A file that fails to read (truncated, CRC mismatch, no CRC record) is reported, renamed ``*.damaged`` and
     skipped, so a damaged checkpoint is never used and the previous good one is. ``(0, None)``: nothing to resume.
     """
-    from course_lib.checkpoint import CheckpointManager
+    from course_lib.train.checkpoint import CheckpointManager
 
     manager = manager or CheckpointManager(folder, prefix, resume=True)
     try:
@@ -101,7 +101,7 @@ def _checkpoint_callback(manager, steps_per_epoch: int, every: int, last_epoch: 
 def _progress_callbacks(cfg, steps_per_epoch: int, position: dict):
     from mindspore.train import Callback
 
-    from course_lib.callbacks import loss_value
+    from course_lib.train.callbacks import loss_value
 
     class Progress(Callback):
         """One line per epoch (mean loss, steps, seconds); stops at the first non-finite loss, before any
@@ -192,14 +192,14 @@ def _check_ranks_identical(net, size: int) -> str:
 # ------------------------------------------------------------------------------------------ the run
 def train(cfg, callbacks=(), argv=()):
     """Train as configured; return the final network (None in msrun's scheduler process)."""
-    from course_lib.checkpoint import CheckpointManager
+    from course_lib.train.checkpoint import CheckpointManager
 
     check_classification_config(cfg)
     if cluster.role() == "scheduler":
         cluster.serve_as_scheduler()
         return None
 
-    from course_lib.env import init_env
+    from course_lib.run.env import init_env
 
     recorded = settings.run_settings(cfg)  # before init_env writes the resolved device back into cfg
     init_env(cfg)
@@ -237,7 +237,7 @@ def train(cfg, callbacks=(), argv=()):
 
 def _prepare_folder(cfg, manager, recorded, net, optimizer, steps_per_epoch):
     """Rank 0, folder locked: check or write run_settings.json, resume, load initial weights."""
-    from course_lib.checkpoint import load_checkpoint
+    from course_lib.train.checkpoint import load_checkpoint
     from course_lib.paths import relative
 
     folder, prefix = manager.folder, manager.prefix
@@ -268,7 +268,7 @@ def _fit(cfg, manager, dataset, net, optimizer, steps_per_epoch, initial_epoch, 
         print(f"already trained for {initial_epoch} epochs (epochs = {cfg.epochs}); nothing to do", flush=True)
         return net
     if initial_epoch == 0 and cfg.checkpoint_path and rank != 0:
-        from course_lib.checkpoint import load_checkpoint
+        from course_lib.train.checkpoint import load_checkpoint
 
         load_checkpoint(cfg.checkpoint_path, net, strict=True)
     # Same shuffling as an uninterrupted run: the pipeline skips ahead to the first step of initial_epoch.

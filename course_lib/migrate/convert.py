@@ -1,0 +1,385 @@
+"""Migrating a ResNet from PyTorch (the migration guide's "Network Migration Debugging Example", r1.7): the
+weight converter and the step-by-step comparison of the two frameworks' training steps.
+
+``convert_torch_state_dict`` maps a torchvision ``state_dict`` onto ``course_lib.models.resnet18/34/50/101``,
+checks every name and shape, and loads it. The PyTorch reference network is ``course_lib.migrate.torch_resnet``.
+
+torch is optional for the course: this module imports it only inside the functions that need it.
+"""
+import re
+from collections.abc import Mapping
+
+import numpy as np
+
+__all__ = [
+    "RESNET_LAYOUTS", "torch_to_mindspore_name", "map_state_dict", "convert_torch_state_dict",
+    "parameter_differences", "calibrate_batchnorm", "torch_param_groups",
+    "make_torch_train_step", "make_mindspore_train_step", "torch_training_steps", "mindspore_training_steps",
+]
+
+#: torchvision leaf name of a BatchNorm tensor -> MindSpore ``nn.BatchNorm2d`` parameter name.
+BATCHNORM_LEAF_NAMES = {
+    "weight": "gamma",
+    "bias": "beta",
+    "running_mean": "moving_mean",
+    "running_var": "moving_variance",
+}
+
+#: torchvision module name -> MindSpore cell name (applied to each dotted component).
+MODULE_NAMES = {
+    "downsample": "down_sample_layer",
+    "fc": "end_point",
+}
+
+#: Buffers PyTorch keeps that have no MindSpore counterpart (BatchNorm's step counter).
+SKIPPED_LEAF_NAMES = ("num_batches_tracked",)
+
+#: Block type and blocks per stage for each depth, as in torchvision.
+RESNET_LAYOUTS = {
+    18: ("basic", (2, 2, 2, 2)),
+    34: ("basic", (3, 4, 6, 3)),
+    50: ("bottleneck", (3, 4, 6, 3)),
+    101: ("bottleneck", (3, 4, 23, 3)),
+}
+
+_TENSOR_NAME = re.compile(r"^(?P<module>[A-Za-z_][\w.]*)\.(?P<leaf>[A-Za-z_]\w*)$")
+_BATCHNORM_MODULE = re.compile(r"(^|\.)(bn\d*|downsample\.1)$")
+_MAX_LISTED = 12
+
+
+class OptionalInstallMissing(RuntimeError):
+    """An optional package (PyTorch) is not installed; the message says how to add it.
+
+    In a notebook, IPython shows only the message (``_render_traceback_``), not a traceback: the learner sees what
+    is missing and the fix, and "Run All" stops there instead of failing further down.
+    """
+
+    def _render_traceback_(self):
+        return [str(self)]
+
+
+TORCH_INSTALL_HINT = ("Fix: add the CPU build of PyTorch with `python -m pip install -r requirements-torch.txt` "
+                      "(or `python course.py install --full`), then restart the kernel.")
+
+
+def require_torch(lesson="Lesson 07"):
+    """Return the ``torch`` module, or raise :class:`OptionalInstallMissing` with the install command.
+
+    PyTorch is not part of the default install (it is large); only the migration lesson, one recipe and the
+    benchmarks need it.
+    """
+    try:
+        import torch
+    except ImportError:
+        raise OptionalInstallMissing(
+            f"{lesson} compares MindSpore with PyTorch, an optional install that this environment does not have. "
+            f"The cells below need it, so the run stops here. {TORCH_INSTALL_HINT} Without it you can still "
+            "read the lesson: its saved outputs show every result.") from None
+    return torch
+
+
+def torch_to_mindspore_name(name: str):
+    """Return the MindSpore parameter name for a torchvision ResNet tensor name, or None if it has none.
+
+    ``layer1.0.bn1.running_var`` -> ``layer1.0.bn1.moving_variance``; ``layer2.0.downsample.0.weight`` ->
+    ``layer2.0.down_sample_layer.0.weight``; ``fc.bias`` -> ``end_point.bias``; ``*.num_batches_tracked`` -> None.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str such as 'layer1.0.conv1.weight', got {type(name).__name__}.")
+    match = _TENSOR_NAME.match(name)
+    if match is None:
+        raise ValueError(f"{name!r} is not a PyTorch tensor name of the form 'module.path.leaf'. "
+                         "Fix: pass keys of model.state_dict(), e.g. 'layer1.0.conv1.weight'.")
+    module, leaf = match["module"], match["leaf"]
+    if leaf in SKIPPED_LEAF_NAMES:
+        return None
+    is_batchnorm = _BATCHNORM_MODULE.search(module) is not None or leaf in ("running_mean", "running_var")
+    if is_batchnorm:
+        if leaf not in BATCHNORM_LEAF_NAMES:
+            raise ValueError(f"{name!r}: BatchNorm tensor {leaf!r} has no MindSpore counterpart; known: "
+                             f"{sorted(BATCHNORM_LEAF_NAMES)} (and {SKIPPED_LEAF_NAMES[0]!r}, which is skipped).")
+        leaf = BATCHNORM_LEAF_NAMES[leaf]
+    ms_module = ".".join(MODULE_NAMES.get(part, part) for part in module.split("."))
+    return f"{ms_module}.{leaf}"
+
+
+def _to_numpy(value, name):
+    """Accept numpy arrays and anything torch-like (``.detach().cpu().numpy()``) without importing torch."""
+    if isinstance(value, np.ndarray):
+        return value
+    if hasattr(value, "detach"):
+        return value.detach().cpu().numpy()
+    if hasattr(value, "asnumpy"):
+        return value.asnumpy()
+    raise TypeError(f"state_dict[{name!r}] must be a torch tensor or numpy array, got {type(value).__name__}. "
+                    "Fix: pass model.state_dict() or torch.load(path, map_location='cpu').")
+
+
+def _listed(items):
+    shown = [f"  - {item}" for item in items[:_MAX_LISTED]]
+    if len(items) > _MAX_LISTED:
+        shown.append(f"  … and {len(items) - _MAX_LISTED} more")
+    return "\n".join(shown)
+
+
+def map_state_dict(state_dict: Mapping, net) -> dict:
+    """Check a torchvision state dict against ``net`` and return ``{mindspore_name: (torch_name, array)}``.
+
+    Raises ValueError listing every unmapped torch key, missing MindSpore parameter and shape mismatch.
+    """
+    if not isinstance(state_dict, Mapping):
+        raise TypeError(f"state_dict must be a mapping of name -> tensor, got {type(state_dict).__name__}. "
+                        "Fix: pass model.state_dict() or torch.load(path, map_location='cpu').")
+    if not hasattr(net, "parameters_dict"):
+        raise TypeError(f"net must be a mindspore.nn.Cell such as course_lib.models.resnet50(10), "
+                        f"got {type(net).__name__}.")
+    ms_params = net.parameters_dict()
+    mapped, unmapped, mismatched, duplicates = {}, [], [], []
+    mismatched_names = set()
+    for torch_name, value in state_dict.items():
+        try:
+            ms_name = torch_to_mindspore_name(torch_name)
+        except ValueError as error:
+            unmapped.append(f"{torch_name} ({error})")
+            continue
+        if ms_name is None:
+            continue
+        if ms_name not in ms_params:
+            unmapped.append(f"{torch_name} -> {ms_name} (no such MindSpore parameter)")
+            continue
+        if ms_name in mapped:
+            duplicates.append(f"{torch_name} and {mapped[ms_name][0]} both map to {ms_name}")
+            continue
+        array = _to_numpy(value, torch_name)
+        expected = tuple(ms_params[ms_name].shape)
+        if tuple(array.shape) != expected:
+            mismatched.append(f"{torch_name} {tuple(array.shape)} -> {ms_name} {expected}")
+            mismatched_names.add(ms_name)
+            continue
+        mapped[ms_name] = (torch_name, array)
+    missing = [name for name in ms_params if name not in mapped and name not in mismatched_names]
+    problems = []
+    if unmapped:
+        problems.append(f"{len(unmapped)} PyTorch key(s) with no MindSpore parameter:\n{_listed(unmapped)}")
+    if missing:
+        problems.append(f"{len(missing)} MindSpore parameter(s) not in the state dict:\n{_listed(missing)}")
+    if mismatched:
+        problems.append(f"{len(mismatched)} shape mismatch(es) (PyTorch shape -> MindSpore shape):\n"
+                        f"{_listed(mismatched)}")
+    if duplicates:
+        problems.append(f"{len(duplicates)} duplicate mapping(s):\n{_listed(duplicates)}")
+    if problems:
+        fix = ("build the MindSpore network with the same depth and num_classes as the PyTorch model, and pass "
+               "its unmodified state_dict().")
+        if state_dict and all(str(key).startswith("module.") for key in state_dict):
+            fix = ("every key starts with 'module.' (saved from DataParallel/DistributedDataParallel): strip it, "
+                   "e.g. {k.removeprefix('module.'): v for k, v in state_dict.items()}.")
+        raise ValueError(f"Cannot convert the state dict into {type(net).__name__}:\n" + "\n".join(problems)
+                         + f"\nFix: {fix}")
+    return mapped
+
+
+def convert_torch_state_dict(state_dict: Mapping, net, checkpoint_path=None) -> dict:
+    """Load a torchvision-named ResNet ``state_dict`` (torch tensors or numpy arrays) into ``net``.
+
+    Every name and shape is checked before anything is written (see :func:`map_state_dict`); if
+    ``checkpoint_path`` is given the converted network is also saved there as a MindSpore checkpoint
+    (atomic write, CRC). Returns ``{torch_name: mindspore_name}`` for the tensors loaded.
+    """
+    import mindspore as ms
+
+    mapped = map_state_dict(state_dict, net)
+    ms_params = net.parameters_dict()
+    for ms_name, (_, array) in mapped.items():
+        param = ms_params[ms_name]
+        param.set_data(ms.Tensor(np.ascontiguousarray(array), dtype=param.dtype))
+    if checkpoint_path is not None:
+        from course_lib.train.checkpoint import save_checkpoint
+
+        save_checkpoint(net, checkpoint_path)
+    return {torch_name: ms_name for ms_name, (torch_name, _) in mapped.items()}
+
+
+def parameter_differences(reference: Mapping, other) -> dict:
+    """``{mindspore_name: max |reference - other|}`` for every tensor of a torchvision state dict ``reference``.
+
+    ``other`` is a MindSpore network (compared after name mapping) or another torchvision state dict (e.g. a
+    float64 copy of the same model). Differences are computed in float64.
+    """
+    if isinstance(other, Mapping):
+        missing = sorted(set(reference) - set(other))
+        if missing:
+            raise ValueError(f"The two state dicts differ: {len(missing)} key(s) only in the reference, e.g. "
+                             f"{missing[:3]}. Fix: compare two copies of the same model.")
+        differences = {}
+        for torch_name, value in reference.items():
+            ms_name = torch_to_mindspore_name(torch_name)
+            if ms_name is not None:
+                a = _to_numpy(value, torch_name).astype(np.float64)
+                b = _to_numpy(other[torch_name], torch_name).astype(np.float64)
+                differences[ms_name] = float(np.max(np.abs(a - b))) if a.size else 0.0
+        return differences
+    mapped = map_state_dict(reference, other)
+    ms_params = other.parameters_dict()
+    return {name: float(np.max(np.abs(array.astype(np.float64) - ms_params[name].asnumpy().astype(np.float64))))
+            for name, (_, array) in mapped.items()}
+
+
+def calibrate_batchnorm(model, batches):
+    """Give a (randomly initialised) PyTorch model's BatchNorms the running statistics of ``batches``.
+
+    A trained checkpoint carries real running statistics; a fresh model's are mean 0 / variance 1, which makes
+    eval-mode activations blow up in deep nets. This resets every ``BatchNorm2d``, averages the batch statistics
+    over ``batches`` (train-mode forward passes without gradients, ``momentum=None``), restores each momentum and
+    returns the model in eval mode. Weights are not changed.
+    """
+    import torch
+
+    norms = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    if not norms:
+        raise ValueError(f"{type(model).__name__} has no BatchNorm layer to calibrate.")
+    momenta = [m.momentum for m in norms]
+    dtype = next(model.parameters()).dtype
+    model.train()
+    try:
+        with torch.no_grad():
+            for norm in norms:
+                norm.reset_running_stats()
+                norm.momentum = None
+            for images in batches:
+                model(torch.as_tensor(np.asarray(images)).to(dtype))
+    finally:
+        for norm, momentum in zip(norms, momenta):
+            norm.momentum = momentum
+    return model.eval()
+
+
+def _check_recipe(learning_rates, momentum, weight_decay, label_smoothing):
+    if isinstance(learning_rates, (int, float)) or not len(learning_rates):
+        raise ValueError(f"learning_rates must be a non-empty list with one rate per step, got {learning_rates!r}. "
+                         "Fix: e.g. [0.01] * steps or course_lib.train.schedules.cosine_lr(...).")
+    learning_rates = [float(lr) for lr in learning_rates]
+    for name, value in (("momentum", momentum), ("label_smoothing", label_smoothing)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value < 1.0:
+            raise ValueError(f"{name} must be a float in [0, 1), got {value!r}. Fix: e.g. momentum=0.9, "
+                             "label_smoothing=0.1.")
+    if isinstance(weight_decay, bool) or not isinstance(weight_decay, (int, float)) or weight_decay < 0:
+        raise ValueError(f"weight_decay must be a float >= 0, got {weight_decay!r}. Fix: e.g. 1e-4 (0 = none).")
+    return learning_rates
+
+
+def _check_batches(batches, learning_rates):
+    batches = list(batches)
+    if not batches:
+        raise ValueError("batches is empty. Fix: pass a list of (images, labels) numpy pairs, e.g. from "
+                         "dataset.create_tuple_iterator(output_numpy=True).")
+    if len(learning_rates) != len(batches):
+        raise ValueError(f"learning_rates must have one value per batch: got {len(learning_rates)} rates for "
+                         f"{len(batches)} batches. Fix: e.g. course_lib.train.schedules.cosine_lr(...) with "
+                         f"total_steps={len(batches)}.")
+    return batches
+
+
+class _StepCounter:
+    """Counts calls of a train-step function and refuses to run past the end of the learning-rate list."""
+
+    def __init__(self, learning_rates):
+        self.learning_rates = learning_rates
+        self.steps_done = 0
+
+    def next_rate(self):
+        if self.steps_done >= len(self.learning_rates):
+            raise RuntimeError(f"All {len(self.learning_rates)} learning rates are used up. Fix: create the step "
+                               "function with one learning rate per step you want to run.")
+        self.steps_done += 1
+        return self.learning_rates[self.steps_done - 1]
+
+
+def make_torch_train_step(model, learning_rates, momentum=0.9, weight_decay=0.0, label_smoothing=0.0):
+    """Return ``step(images, labels) -> loss``: one PyTorch SGD step of the ResNet-50 migration example's recipe.
+
+    ``torch.optim.SGD(momentum, weight_decay)`` over :func:`torch_param_groups` (no decay on BN/bias),
+    ``CrossEntropyLoss(label_smoothing=...)``, learning rate ``learning_rates[i]`` at the i-th call, model in train
+    mode. Inputs are cast to the model's dtype, so a ``copy.deepcopy(model).double()`` gives a float64 reference.
+    """
+    import torch
+
+    counter = _StepCounter(_check_recipe(learning_rates, momentum, weight_decay, label_smoothing))
+    dtype = next(model.parameters()).dtype
+    optimizer = torch.optim.SGD(torch_param_groups(model, weight_decay), lr=counter.learning_rates[0],
+                                momentum=momentum)
+    loss_fn = torch.nn.CrossEntropyLoss(label_smoothing=label_smoothing)
+
+    def step(images, labels) -> float:
+        lr = counter.next_rate()
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+        model.train()
+        optimizer.zero_grad()
+        loss = loss_fn(model(torch.as_tensor(np.asarray(images)).to(dtype)),
+                       torch.as_tensor(np.asarray(labels)).long())
+        loss.backward()
+        optimizer.step()
+        return float(loss.item())
+
+    return step
+
+
+def make_mindspore_train_step(net, learning_rates, momentum=0.9, weight_decay=0.0, label_smoothing=0.0,
+                              num_classes=None):
+    """Return ``step(images, labels) -> loss``: the same recipe in MindSpore, one ``TrainOneStepCell`` call each.
+
+    ``nn.Momentum`` over ``course_lib.train.optim.param_groups`` (no decay on BN gamma/beta and biases) with the
+    per-step ``learning_rates``, and MindSpore's built-in ``nn.CrossEntropyLoss(label_smoothing=...)``, which
+    uses PyTorch's convention (``1 - eps + eps/K`` on the true class, ``eps/K`` elsewhere). Runs in the current
+    mode (graph mode compiles on the first call). ``num_classes`` is accepted for compatibility and not needed
+    (the built-in loss reads the number of classes from the logits).
+    """
+    import mindspore as ms
+    from mindspore import nn
+
+    from course_lib.train.optim import param_groups
+
+    counter = _StepCounter(_check_recipe(learning_rates, momentum, weight_decay, label_smoothing))
+    if num_classes is not None and (isinstance(num_classes, bool) or not isinstance(num_classes, int)
+                                    or num_classes < 2):
+        raise ValueError(f"num_classes must be an int >= 2 (or None), got {num_classes!r}. Fix: leave it out.")
+    loss_fn = nn.CrossEntropyLoss(label_smoothing=float(label_smoothing))
+    optimizer = nn.Momentum(param_groups(net, weight_decay), learning_rate=counter.learning_rates, momentum=momentum)
+    train_step = nn.TrainOneStepCell(nn.WithLossCell(net, loss_fn), optimizer)
+    train_step.set_train(True)
+
+    def step(images, labels) -> float:
+        counter.next_rate()  # the optimizer reads the rate itself, from its global_step
+        loss = train_step(ms.Tensor(np.asarray(images)), ms.Tensor(np.asarray(labels, dtype=np.int32)))
+        return float(loss.asnumpy())
+
+    return step
+
+
+def torch_training_steps(model, batches, learning_rates, momentum=0.9, weight_decay=0.0, label_smoothing=0.0):
+    """Run :func:`make_torch_train_step` once per batch; return the losses."""
+    step = make_torch_train_step(model, learning_rates, momentum, weight_decay, label_smoothing)
+    return [step(images, labels) for images, labels in _check_batches(batches, list(learning_rates))]
+
+
+def mindspore_training_steps(net, batches, learning_rates, momentum=0.9, weight_decay=0.0, label_smoothing=0.0,
+                             num_classes=None):
+    """Run :func:`make_mindspore_train_step` once per batch; return the losses."""
+    step = make_mindspore_train_step(net, learning_rates, momentum, weight_decay, label_smoothing, num_classes)
+    return [step(images, labels) for images, labels in _check_batches(batches, list(learning_rates))]
+
+
+def torch_param_groups(module, weight_decay: float) -> list:
+    """torch.optim param groups that mirror ``course_lib.train.optim.param_groups``: no decay on BN gamma/beta and
+    biases.
+
+    A tensor is decided by the last part of its MindSpore name, exactly as the MindSpore groups are.
+    """
+    from course_lib.train.optim import NO_DECAY_NAMES
+
+    decayed, not_decayed = [], []
+    for name, param in module.named_parameters():
+        leaf = torch_to_mindspore_name(name).rsplit(".", 1)[-1]
+        (not_decayed if leaf in NO_DECAY_NAMES else decayed).append(param)
+    return [{"params": decayed, "weight_decay": weight_decay}, {"params": not_decayed, "weight_decay": 0.0}]

@@ -1,0 +1,122 @@
+"""course_lib's message catalog (gettext .po): the Chinese text of every ``_("...")`` message in course_lib.
+
+    python tools/messages_catalog.py update   # add new messages (untranslated), mark changed ones fuzzy
+    python tools/messages_catalog.py check    # fail on a missing, untranslated or fuzzy entry (CI runs this)
+    python tools/messages_catalog.py stats    # translated / total
+
+Messages are found by Babel's extractor (the keyword ``_``), as ``pybabel extract -k _`` finds them. A changed
+English message keeps its old Chinese as a fuzzy entry (``#, fuzzy`` and ``#| msgid "old text"``), as gettext's
+msgmerge does; a translator (Poedit, Lokalize, Weblate or a text editor) updates the Chinese and removes the flag.
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import sys
+from pathlib import Path
+
+from babel.messages.catalog import Catalog
+from babel.messages.extract import extract_from_dir
+from babel.messages.pofile import read_po, write_po
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "course_lib"
+CATALOG = PACKAGE / "locale" / "zh" / "LC_MESSAGES" / "course_lib.po"
+METHODS = [("**.py", "python")]
+KEYWORDS = {"_": None}
+
+
+class CatalogError(Exception):
+    """The catalog does not match course_lib's messages; the message lists every problem."""
+
+
+def extract(package: Path = PACKAGE) -> Catalog:
+    """Every ``_("...")`` literal in ``package`` as a template catalog (locations relative to the repository)."""
+    template = Catalog(project="course_lib", domain="course_lib")
+    for filename, lineno, message, comments, context in extract_from_dir(
+            str(package), METHODS, keywords=KEYWORDS, comment_tags=("Translators:",), strip_comment_tags=True):
+        path = Path(package.name) / filename
+        template.add(message, None, [(path.as_posix(), lineno)], auto_comments=comments, context=context)
+    return template
+
+
+def load(path: Path = CATALOG) -> Catalog:
+    if not path.exists():
+        return Catalog(locale="zh_CN", project="course_lib", domain="course_lib")
+    with path.open("rb") as handle:
+        return read_po(handle, locale="zh_CN")
+
+
+def save(catalog: Catalog, path: Path = CATALOG) -> None:
+    """Write ``catalog`` beside ``path`` and move it into place (never a half-written catalog)."""
+    buffer = io.BytesIO()
+    write_po(buffer, catalog, width=120, sort_output=False, include_previous=True, omit_header=False)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temp.write_bytes(buffer.getvalue())
+    os.replace(temp, path)
+
+
+def update(path: Path = CATALOG) -> Catalog:
+    """Merge the messages found in course_lib into the catalog (Babel's ``Catalog.update``, fuzzy matching on)."""
+    catalog = load(path)
+    catalog.update(extract(), no_fuzzy_matching=False, update_header_comment=False, keep_user_comments=True)
+    save(catalog, path)
+    return catalog
+
+
+def problems(path: Path = CATALOG) -> list[str]:
+    """Every reason the catalog is not ready: a message course_lib uses but the catalog lacks, an untranslated or a
+    fuzzy entry. Obsolete entries (messages no longer used) are not problems."""
+    catalog, template = load(path), extract()
+    shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+    found = []
+    for message in template:
+        if not message.id:
+            continue
+        entry = catalog.get(message.id, message.context)
+        where = ", ".join(f"{file}:{line}" for file, line in message.locations[:2])
+        if entry is None:
+            found.append(f"{shown}: missing {message.id[:70]!r} ({where})")
+        elif entry.fuzzy:
+            found.append(f"{shown}: fuzzy {message.id[:70]!r} ({where}): the English changed")
+        elif not entry.string:
+            found.append(f"{shown}: untranslated {message.id[:70]!r} ({where})")
+    return found
+
+
+def check(path: Path = CATALOG) -> None:
+    found = problems(path)
+    if found:
+        raise CatalogError("\n".join(found) + f"\n{len(found)} problem(s). Fix: python tools/messages_catalog.py "
+                           "update, translate the new or fuzzy entries (and remove the fuzzy flag), check again.")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("command", choices=("update", "check", "stats"))
+    options = parser.parse_args(argv)
+    if options.command == "update":
+        catalog = update()
+        print(f"{CATALOG.relative_to(ROOT)}: {sum(1 for m in catalog if m.id)} messages")
+        found = problems()
+        print(f"{len(found)} to translate (untranslated or fuzzy)")
+        return 0
+    if options.command == "stats":
+        template, catalog = extract(), load()
+        total = sum(1 for m in template if m.id)
+        done = sum(1 for m in template if m.id and (e := catalog.get(m.id)) is not None and e.string and not e.fuzzy)
+        print(f"course_lib messages: {done}/{total} translated")
+        return 0
+    try:
+        check()
+    except CatalogError as error:
+        print(error, file=sys.stderr)
+        return 1
+    print(f"{CATALOG.relative_to(ROOT)}: every course_lib message has its Chinese text")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
