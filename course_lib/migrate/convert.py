@@ -14,7 +14,7 @@ import numpy as np
 __all__ = [
     "RESNET_LAYOUTS", "torch_to_mindspore_name", "map_state_dict", "convert_torch_state_dict",
     "parameter_differences", "calibrate_batchnorm", "torch_param_groups",
-    "make_torch_train_step", "make_mindspore_train_step", "torch_training_steps", "mindspore_training_steps",
+    "make_torch_train_step", "make_mindspore_train_step",
 ]
 
 #: torchvision leaf name of a BatchNorm tensor -> MindSpore ``nn.BatchNorm2d`` parameter name.
@@ -268,18 +268,6 @@ def _check_recipe(learning_rates, momentum, weight_decay, label_smoothing):
     return learning_rates
 
 
-def _check_batches(batches, learning_rates):
-    batches = list(batches)
-    if not batches:
-        raise ValueError("batches is empty. Fix: pass a list of (images, labels) numpy pairs, e.g. from "
-                         "dataset.create_tuple_iterator(output_numpy=True).")
-    if len(learning_rates) != len(batches):
-        raise ValueError(f"learning_rates must have one value per batch: got {len(learning_rates)} rates for "
-                         f"{len(batches)} batches. Fix: e.g. course_lib.train.schedules.cosine_lr(...) with "
-                         f"total_steps={len(batches)}.")
-    return batches
-
-
 class _StepCounter:
     """Counts calls of a train-step function and refuses to run past the end of the learning-rate list."""
 
@@ -355,19 +343,6 @@ def make_mindspore_train_step(net, learning_rates, momentum=0.9, weight_decay=0.
         return float(loss.asnumpy())
 
     return step
-
-
-def torch_training_steps(model, batches, learning_rates, momentum=0.9, weight_decay=0.0, label_smoothing=0.0):
-    """Run :func:`make_torch_train_step` once per batch; return the losses."""
-    step = make_torch_train_step(model, learning_rates, momentum, weight_decay, label_smoothing)
-    return [step(images, labels) for images, labels in _check_batches(batches, list(learning_rates))]
-
-
-def mindspore_training_steps(net, batches, learning_rates, momentum=0.9, weight_decay=0.0, label_smoothing=0.0,
-                             num_classes=None):
-    """Run :func:`make_mindspore_train_step` once per batch; return the losses."""
-    step = make_mindspore_train_step(net, learning_rates, momentum, weight_decay, label_smoothing, num_classes)
-    return [step(images, labels) for images, labels in _check_batches(batches, list(learning_rates))]
 
 
 def torch_param_groups(module, weight_decay: float) -> list:
