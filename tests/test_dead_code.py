@@ -50,6 +50,22 @@ def test_notebooks_count_as_usage_and_tests_do_not(tmp_path):
     assert stale == ["gone"]
 
 
+
+def test_a_public_name_only_tests_use_is_dead_although_it_is_in_all(tmp_path):
+    (tmp_path / "course_lib").mkdir()
+    (tmp_path / "course_lib" / "api.py").write_text(
+        '__all__ = ["used", "only_for_tests"]\n\n\ndef used():\n    return 1\n\n\ndef only_for_tests():\n'
+        '    return 2\n')
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "run.py").write_text("from course_lib.api import used\n\nused()\n")
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "vulture_whitelist.py").write_text("")
+    hits, stale = dead_code.check(tmp_path)
+    assert hits == ["course_lib/api.py:1: exported in __all__ but no code besides tests uses 'only_for_tests'"]
+    (tmp_path / "tools" / "vulture_whitelist.py").write_text("_.only_for_tests  # learners call it from lesson 03\n")
+    assert dead_code.check(tmp_path) == ([], [])
+
 def test_a_notebook_cell_that_is_not_python_is_an_error(tmp_path):
     (tmp_path / "notebooks").mkdir()
     _notebook(tmp_path / "notebooks" / "02_y.ipynb", "print(1)", "def broken(:\n    pass")

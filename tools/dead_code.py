@@ -8,8 +8,9 @@ What counts:
   edition; the Chinese one has the same code), ``solutions/`` and ``course.py``;
 - not usage: ``tests/``. Code that only tests call is dead: delete it with its tests;
 - functions registered with ``@exercise`` are called through ``course_lib.exercises.check("NN.k", ...)``;
+- a name in a course_lib ``__all__`` that only tests use is dead too (vulture counts ``__all__`` as a use);
 - ``tools/vulture_whitelist.py``: the names that are alive although nothing in the tree calls them (framework
-  hooks, config traitlets, ...), each with its reason. An entry vulture no longer reports is stale.
+  hooks, config traitlets, learner API, ...), each with its reason. An entry nothing reports any more is stale.
 
 tests/test_dead_code.py runs this. Needs vulture (``pip install vulture==2.16``).
 """
@@ -95,9 +96,39 @@ def check(root: Path = ROOT) -> tuple[list, list]:
 
         hits = reported(_run(root, paths, whitelist=True))
         unexplained = {re.search(r"'([^']+)'", line).group(1) for line in reported(_run(root, paths, whitelist=False))}
+        exported = exported_but_unused(root, paths)
     whitelisted = whitelist_names(root / WHITELIST)
-    stale = sorted(set(whitelisted) - unexplained)
+    hits += [f"{where}: exported in __all__ but no code besides tests uses '{name}'" for name, where in exported.items()
+             if name not in whitelisted]
+    stale = sorted(set(whitelisted) - unexplained - set(exported))
     return hits, stale
+
+
+def exported_but_unused(root: Path, paths: list) -> dict:
+    """``{name: "file:line"}`` for the names in course_lib's ``__all__`` lists that no code under ``paths`` uses
+    (vulture counts the ``__all__`` string itself as a use, so it misses a public function only tests call)."""
+    sources = []
+    for entry in paths:
+        path = root / entry
+        sources += sorted(path.rglob("*.py")) if path.is_dir() else [path]
+    used, exported = set(), {}
+    for path in sources:
+        if path.name == WHITELIST.name:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name):
+                used.add(node.id)
+            elif isinstance(node, ast.Attribute):
+                used.add(node.attr)
+            elif isinstance(node, ast.alias):
+                used.add(node.name.rsplit(".", 1)[-1])
+        if path.is_relative_to(root / "course_lib"):
+            for node in tree.body:
+                if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
+                    for item in node.value.elts:
+                        exported[item.value] = f"{path.relative_to(root).as_posix()}:{item.lineno}"
+    return {name: where for name, where in exported.items() if name not in used}
 
 
 def whitelist_names(path: Path) -> dict:
