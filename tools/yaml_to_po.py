@@ -2,10 +2,11 @@
 
     python tools/yaml_to_po.py [--old-rev REV] [--delete]
 
-For every English notebook that has a YAML catalog: each markdown cell's YAML entry becomes an entry msgctxt=<cell id>, msgid=<the cell's
-English>, msgstr=<its zh>; each comment entry one with msgctxt "comment". A stale YAML entry (its sha is not the
-English's, or an en_new left by extract) becomes fuzzy with its old English as the previous msgid; entries of cells
-or comments no longer in the notebook become obsolete (#~). Nothing is dropped except zh_old notes (printed).
+For every English notebook that has a YAML catalog: each markdown cell's YAML entry becomes an entry
+msgctxt=<cell id>, msgid=<the cell's English>, msgstr=<its zh>; each comment entry one with msgctxt "comment". A
+stale YAML entry (its sha is not the English's, or an en_new left by extract) becomes fuzzy with its old English as
+the previous msgid; entries of cells or comments no longer in the notebook become obsolete (#~). Nothing is dropped
+except zh_old notes (printed).
 
 The proof: every zh notebook built from the .po catalogs (this tree's tools/translate.py) is byte for byte the one
 the YAML catalogs build (tools/translate.py of ``--old-rev``, the last YAML version), except the generation record's
@@ -46,7 +47,10 @@ def convert(stem: str, notes: list[str]):
     data = yaml.safe_load((translate.CATALOGS / f"{stem}.yaml").read_text(encoding="utf-8")) or {}
     cells, comments = data.get("cells") or {}, data.get("comments") or {}
     nb = nbformat.read(translate.NOTEBOOKS / f"{stem}.ipynb", as_version=4)
-    catalog = translate.new_catalog(stem)
+    catalog = translate.load_catalog(stem)  # a catalog converted before keeps its header (dates)
+    for message in [m for m in catalog if m.id]:
+        catalog.delete(message.id, message.context)
+    catalog.obsolete = {}
     used_cells, used_comments = set(), set()
     for cell in nb.cells:
         if cell.cell_type == "markdown":
