@@ -596,3 +596,23 @@ def test_keep_edits_keeps_a_learners_zh_notebook(tmp_path, monkeypatch):
     translate.build(keep_edits=True, report=said.append)
     assert any(line.startswith("kept") for line in said)
     assert nbformat.read(translate.OUT / f"{SAMPLE}.ipynb", as_version=4) == zh
+
+
+def test_a_catalog_with_windows_line_endings_reads_the_same(tmp_path):
+    """A Windows checkout (git's autocrlf) turns the catalog's line ends into CRLF: nothing read changes."""
+    path = translate.catalog_path(SAMPLE)
+    crlf = tmp_path / path.name
+    crlf.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    assert pofiles.render(pofiles.read(crlf)) == path.read_bytes()
+
+
+def test_check_includes_course_libs_message_catalog(monkeypatch, tmp_path):
+    """`tools/translate.py check` also checks course_lib's messages (tools/messages_catalog.py owns that catalog):
+    its file, and the messages course_lib's code marks with _() as the entries it must have."""
+    import messages_catalog
+
+    found = translate.message_catalogs()
+    assert [path for path, _ in found] == [messages_catalog.CATALOG]
+    assert [m.id for m in found[0][1] if m.id] == [m.id for m in messages_catalog.extract() if m.id]
+    monkeypatch.setattr(messages_catalog, "CATALOG", tmp_path / "none.po")
+    assert translate.message_catalogs() == []

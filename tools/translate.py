@@ -55,7 +55,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import generated  # noqa: E402
 import pofiles  # noqa: E402
 from generated import staging  # noqa: E402
-from pofiles import check_catalog  # noqa: E402,F401  (the check of any .po, e.g. course_lib's messages)
+from pofiles import check_catalog  # noqa: E402  (the check of any .po, e.g. course_lib's messages)
 
 ROOT = generated.ROOT
 NOTEBOOKS = ROOT / "notebooks"
@@ -463,8 +463,6 @@ def update(stem: str) -> int:
     pofiles.write(catalog, catalog_path(stem))
     return todo
 
-
-extract = update  # the command's older name
 
 
 def main(argv: list[str]) -> int:
