@@ -205,6 +205,12 @@ def test_an_edited_english_cell_fails_the_check_naming_lesson_and_cell():
     entry = catalog.get(edited.cells[index].source, str(edited.cells[index].id))
     assert entry.fuzzy and entry.previous_id == [nb.cells[index].source]
     assert entry.string == "中文：" + nb.cells[index].source
+    twice = copy.deepcopy(edited)  # changed again before anyone translated: #| still shows the translated English
+    twice.cells[index].source += " And another."
+    assert translate.merge(SAMPLE, twice, catalog) == 1
+    entry = catalog.get(twice.cells[index].source, str(edited.cells[index].id))
+    assert entry.fuzzy and entry.previous_id == [nb.cells[index].source]
+    assert translate.merge(SAMPLE, edited, catalog) == 1
     found = translate.problems(SAMPLE, edited, catalog)
     assert len(found) == 1 and "fuzzy" in found[0] and repr(edited.cells[index].id) in found[0]
     assert "delete the '#, fuzzy' flag" in found[0]
@@ -341,7 +347,10 @@ def test_an_old_entry_pasted_back_over_a_fuzzy_one_fails(tmp_path, monkeypatch):
     both = with_entries(old, new)
     assert len(both) == 1 and "2 entries for this cell" in both[0]
     assert translate.update(SAMPLE) == 0  # update keeps the current one, the other becomes obsolete
-    assert with_entries(new) == [] and translate.build() == [notebooks / "zh" / f"{SAMPLE}.ipynb"]
+    catalog = translate.load_catalog(SAMPLE)
+    assert [m.string for m in catalog if m.context == key] == [new.string]
+    assert [m.string for m in catalog.obsolete.values()] == [old.string]
+    assert translate.build() == [notebooks / "zh" / f"{SAMPLE}.ipynb"] and translate.check() == []
 
 
 def test_a_removed_cell_becomes_obsolete_allowed_and_reported_and_comes_back(tmp_path, monkeypatch):

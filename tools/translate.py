@@ -390,6 +390,11 @@ def _carried(new_id: str, context: str, old: Message) -> Message:
                    user_comments=old.user_comments)
 
 
+def _key(msgid: str, context: str | None):
+    """How Babel keys an entry (``Catalog.obsolete`` too): the msgid, with its msgctxt when it has one."""
+    return msgid if context is None else (msgid, context)
+
+
 def _closest(text: str, pool: list[Message]) -> Message | None:
     """The entry of ``pool`` whose msgid is most like ``text`` (None below FUZZY_CUTOFF)."""
     match = difflib.get_close_matches(text, [m.id for m in pool], n=1, cutoff=FUZZY_CUTOFF)
@@ -421,13 +426,15 @@ def merge(stem: str, nb, catalog: Catalog) -> int:
             if not exact.fuzzy:
                 exact.previous_id = []
             message = exact
+            used.add(id(exact))
         elif mine:  # the cell's English changed: offer the translation it had
-            message = _carried(text, key, next((m for m in mine if (m.string or "").strip()), mine[0]))
-        elif (text, key) in obsolete:  # its English came back
-            message = obsolete.pop((text, key))
+            base = next((m for m in mine if (m.string or "").strip()), mine[0])
+            message = _carried(text, key, base)
+            used.add(id(base))
+        elif _key(text, key) in obsolete:  # its English came back
+            message = obsolete.pop(_key(text, key))
         else:
             message = None  # new: matched below against what nothing else uses
-        used.update(id(m) for m in mine)
         result.append(message)
     pool = {"cell": [m for ms in by_cell.values() for m in ms if id(m) not in used],
             "comment": [m for m in by_comment.values() if id(m) not in used]}
@@ -447,8 +454,8 @@ def merge(stem: str, nb, catalog: Catalog) -> int:
         if (message.string or "").strip():
             message.flags.discard("fuzzy")
             message.previous_id = []
-            obsolete[(message.id, message.context)] = message
-    catalog.obsolete = {key: m for key, m in obsolete.items() if catalog.get(*key) is None}
+            obsolete[_key(message.id, message.context)] = message
+    catalog.obsolete = {key: m for key, m in obsolete.items() if catalog.get(m.id, m.context) is None}
     return sum(_needs_work(m) for m in result)
 
 
