@@ -104,7 +104,8 @@ def read(path: Path, root: Path | None = None) -> Catalog:
 
 
 def render(catalog: Catalog) -> bytes:
-    """The .po text of ``catalog``: Babel's write_po, plus each fuzzy entry's previous msgid as ``#|`` lines."""
+    """The .po text of ``catalog``: Babel's write_po, plus each fuzzy entry's previous msgid as ``#|`` lines. The
+    same bytes as gettext's ``msgcat --no-wrap`` writes for that catalog."""
     out = io.BytesIO()
     write_po(out, catalog, width=WIDTH, include_previous=False)
     # Every entry is one block; blocks are separated by one empty line (no line of an entry is empty): the header,
@@ -117,7 +118,7 @@ def render(catalog: Catalog) -> bytes:
                                enumerate(normalize(message.previous_id[0], width=WIDTH).split("\n")))
             at = re.search(r"^(msgctxt|msgid) ", blocks[index], flags=re.M).start()
             blocks[index] = blocks[index][:at] + previous + blocks[index][at:]
-    return "\n\n".join(blocks).encode("utf-8")
+    return ("\n\n".join(blocks).rstrip("\n") + "\n").encode("utf-8")  # one newline at the end, as gettext writes
 
 
 def write(catalog: Catalog, path: Path) -> None:
