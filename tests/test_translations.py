@@ -625,3 +625,11 @@ def test_check_includes_course_libs_message_catalog(monkeypatch, tmp_path):
     assert [m.id for m in found[0][1] if m.id] == [m.id for m in messages_catalog.extract() if m.id]
     monkeypatch.setattr(messages_catalog, "CATALOG", tmp_path / "none.po")
     assert translate.message_catalogs() == []
+
+
+def test_course_libs_message_catalog_passes_the_same_check():
+    """One translation system: course_lib's messages catalog is held to the lesson catalogs' rule (no fuzzy, no
+    untranslated entry, every message course_lib's code marks with _() present)."""
+    found = [problem for path, expected in translate.message_catalogs()
+             for problem in translate.check_catalog(path, expected, root=ROOT)]
+    assert not found, "\n".join(found) + "\nFix: python tools/messages_catalog.py update, then translate them."
