@@ -630,6 +630,7 @@ def test_check_includes_course_libs_message_catalog(monkeypatch, tmp_path):
 def test_course_libs_message_catalog_passes_the_same_check():
     """One translation system: course_lib's messages catalog is held to the lesson catalogs' rule (no fuzzy, no
     untranslated entry, every message course_lib's code marks with _() present)."""
+    assert translate.message_catalogs(), "course_lib/locale/zh/LC_MESSAGES/course_lib.po is missing"
     found = [problem for path, expected in translate.message_catalogs()
              for problem in translate.check_catalog(path, expected, root=ROOT)]
     assert not found, "\n".join(found) + "\nFix: python tools/messages_catalog.py update, then translate them."
