@@ -14,7 +14,8 @@ cell only while its msgid is the cell's current English, it is not ``#, fuzzy`` 
 
 When the English changes, ``update`` does what gettext's msgmerge does: the entry gets the new English as its
 msgid, keeps the old Chinese, is flagged ``#, fuzzy`` and records the English it translated as ``#| msgid``. A
-changed comment is matched to the closest comment that left the notebook the same way. ``build`` and ``check`` fail
+new comment (or a cell with a new id) gets, the same way, the translation of the most similar old one that is no
+longer in the notebook (``FUZZY_CUTOFF``). ``build`` and ``check`` fail
 on every fuzzy, untranslated or missing entry, naming the lesson, the cell and the fix; the translator updates the
 msgstr and removes the fuzzy flag. An entry whose cell or comment is gone becomes obsolete (``#~``, kept for
 reference): allowed, and reported by ``check``.
