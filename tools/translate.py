@@ -91,12 +91,10 @@ def catalog_path(stem: str) -> Path:
 def new_catalog(stem: str) -> Catalog:
     """An empty catalog for ``stem`` with the course's header."""
     now = datetime.now(timezone.utc).replace(second=0, microsecond=0)
-    catalog = Catalog(locale=pofiles.LOCALE, project="MindSpore course", version=stem, fuzzy=False,
-                      msgid_bugs_address="the course's issue tracker",
-                      last_translator="the course's translators", language_team="zh_CN", creation_date=now,
-                      revision_date=now)
-    catalog.header_comment = "\n".join(f"# {line}" for line in HEADER.format(stem=stem).splitlines())
-    return catalog
+    return Catalog(locale=pofiles.LOCALE, project="MindSpore course", version=stem, fuzzy=False,
+                   header_comment="\n".join(f"# {line}" for line in HEADER.format(stem=stem).splitlines()),
+                   msgid_bugs_address="the course's issue tracker", last_translator="the course's translators",
+                   language_team="zh_CN", creation_date=now, revision_date=now)
 
 
 def load_catalog(stem: str) -> Catalog:
