@@ -14,6 +14,7 @@ the English one.
 import ast
 import copy
 import io
+import os
 import sys
 import tokenize
 from pathlib import Path
@@ -634,3 +635,30 @@ def test_course_libs_message_catalog_passes_the_same_check():
     found = [problem for path, expected in translate.message_catalogs()
              for problem in translate.check_catalog(path, expected, root=ROOT)]
     assert not found, "\n".join(found) + "\nFix: python tools/messages_catalog.py update, then translate them."
+
+
+def test_update_never_overwrites_a_catalog_saved_meanwhile_and_cleans_a_killed_writers_temp(tmp_path, monkeypatch):
+    nb = english(SAMPLE)
+    _scratch(tmp_path, monkeypatch, nb)
+    path = translate.catalog_path(SAMPLE)
+    leftover = path.with_name(f".{SAMPLE}.tmp-p999999999-0123abcd.po")  # a writer killed before os.replace
+    leftover.write_text("half a catalog", encoding="utf-8")
+    live = path.with_name(f".{SAMPLE}.tmp-p{os.getpid()}-0123abcd.po")  # a writer still running
+    live.write_text("being written", encoding="utf-8")
+    assert translate.update(SAMPLE) == 0
+    assert not leftover.exists() and live.exists()
+    assert sorted(p.name for p in path.parent.iterdir()) == sorted([path.name, live.name])
+    live.unlink()
+
+    saved = path.read_text(encoding="utf-8").replace("中文：", "译者刚保存：", 1)
+    merge = translate.merge
+
+    def editor_saves_meanwhile(*args):
+        path.write_text(saved, encoding="utf-8")  # a translator's editor saves while update runs
+        return merge(*args)
+
+    monkeypatch.setattr(translate, "merge", editor_saves_meanwhile)
+    with pytest.raises(translate.TranslationError, match="changed while it was being updated.*Fix: run the update"):
+        translate.update(SAMPLE)
+    assert path.read_text(encoding="utf-8") == saved  # the translator's save is kept
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name]  # no temporary file left

@@ -16,10 +16,16 @@ from __future__ import annotations
 import io
 import os
 import re
+import sys
 from pathlib import Path
 
 from babel.messages.catalog import Catalog, Message
 from babel.messages.pofile import PoFileError, denormalize, normalize, read_po, write_po
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # `python tools/x.py` from a checkout without an installed course_lib
+    sys.path.insert(0, str(ROOT))
+from course_lib import locks  # noqa: E402
 
 LOCALE = "zh_CN"
 WIDTH = 0  # no wrapping: one .po line per line of text, so a diff shows the line that changed
@@ -121,13 +127,23 @@ def render(catalog: Catalog) -> bytes:
     return ("\n\n".join(blocks).rstrip("\n") + "\n").encode("utf-8")  # one newline at the end, as gettext writes
 
 
-def write(catalog: Catalog, path: Path) -> None:
-    """Write ``catalog`` to ``path`` atomically (beside it, then ``os.replace``): never a half-written catalog."""
+def write(catalog: Catalog, path: Path, expected: bytes | None = None) -> None:
+    """Write ``catalog`` to ``path`` atomically (beside it, then ``os.replace``): never a half-written catalog.
+
+    ``expected``: the bytes the file held when it was read; if someone saved it meanwhile (a translator's editor),
+    nothing is written and CatalogReadError says so. A temporary file a killed writer left is removed."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temp.write_bytes(render(catalog))
-    os.replace(temp, path)
+    locks.clean_stale_temp_files(path.parent, re.compile(re.escape(f".{path.stem}{locks.TEMP_MARK}")))
+    temp = path.with_name(locks.temp_name(path.stem, path.suffix))
+    try:
+        temp.write_bytes(render(catalog))
+        if expected is not None and (path.read_bytes() if path.exists() else None) != expected:
+            raise CatalogReadError(f"{path} was changed while it was being updated (saved by an editor?). Nothing "
+                                   f"was written. Fix: run the update again.")
+        os.replace(temp, path)
+    finally:
+        temp.unlink(missing_ok=True)
 
 
 def _named(message: Message) -> str:

@@ -464,9 +464,13 @@ def update(stem: str) -> int:
     path = NOTEBOOKS / f"{stem}.ipynb"
     if not path.is_file():
         raise SystemExit(f"No notebook {shown(path)}. Fix: pass a stem such as 03_model_train_eval.")
+    before = catalog_path(stem).read_bytes() if catalog_path(stem).is_file() else None
     catalog = load_catalog(stem)
     todo = merge(stem, nbformat.read(path, as_version=4), catalog)
-    pofiles.write(catalog, catalog_path(stem))
+    try:
+        pofiles.write(catalog, catalog_path(stem), expected=before)
+    except pofiles.CatalogReadError as error:
+        raise TranslationError(str(error)) from None
     return todo
 
 
