@@ -420,9 +420,10 @@ def test_a_broken_or_duplicated_catalog_fails_naming_the_file(tmp_path, monkeypa
     good = path.read_text(encoding="utf-8")
     first = next(b for b in good.split("\n\n")[1:])
     path.write_text(good + "\n" + first + "\n", encoding="utf-8")  # one entry twice, as a bad merge leaves it
-    with pytest.raises(translate.TranslationError, match=r"(?s)i18n/zh/03_model_train_eval.po holds 1 entr.*Fix"):
+    with pytest.raises(translate.TranslationError,
+                       match=r"(?s)i18n/zh/03_model_train_eval.po holds 1 entry twice: msgctxt .*Fix"):
         translate.build()
-    assert any("holds 1 entr" in p for p in translate.check())
+    assert any("holds 1 entry twice" in p for p in translate.check())
     path.write_text(good.replace("msgstr", "<<<<<<< HEAD\nmsgstr", 1), encoding="utf-8")  # a merge conflict
     with pytest.raises(translate.TranslationError, match="is not a valid .po file.*Fix"):
         translate.build()
@@ -501,6 +502,10 @@ def test_a_previous_msgid_survives_read_and_write(tmp_path):
     again = pofiles.read(path)
     assert again.get("# Title\n\nnew", "abc").previous_id == [old] and again.get("# Title\n\nnew", "abc").fuzzy
     assert pofiles.render(again) == text
+    headerless = tmp_path / "headerless.po"  # valid gettext too: no header entry
+    headerless.write_text('msgid "a"\nmsgstr "甲"\n\nmsgctxt "x"\nmsgid "a"\nmsgstr "乙"\n', encoding="utf-8")
+    assert [(m.id, m.context, m.string) for m in pofiles.read(headerless) if m.id] == [("a", None, "甲"),
+                                                                                       ("a", "x", "乙")]
 
 
 # ------------------------------------------------------------------ links in the deeper folder

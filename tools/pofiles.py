@@ -94,18 +94,17 @@ def read(path: Path, root: Path | None = None) -> Catalog:
         message = catalog.get(msgid, context)
         if message is not None:
             message.previous_id = [old]
-    entries = sum(1 for line in text.splitlines() if line.startswith("msgid "))
-    if entries != len(catalog) + 1:  # len() leaves the header out
-        seen, twice = set(), []
-        for block in re.split(r"\n\s*\n", text):
-            key = re.findall(r'^(msgctxt|msgid)\s+(".*"(?:\n".*")*)', block, flags=re.M)
-            if key and key[-1][0] == "msgid":
-                if tuple(key) in seen:
-                    twice.append(" ".join(f"{kind} {denormalize(value)[:60]!r}" for kind, value in key))
-                seen.add(tuple(key))
-        raise CatalogReadError(f"{_shown(path, root)} holds {entries - len(catalog) - 1} entry(ies) twice: "
-                               f"{'; '.join(twice) or 'see the file'}. Fix: keep one of each (the one whose msgstr "
-                               f"is right) and delete the other.")
+    seen, twice = set(), []
+    for block in re.split(r"\n\s*\n", text.replace("\r\n", "\n")):  # entries are separated by empty lines
+        key = tuple(re.findall(r'^(msgctxt|msgid)\s+(".*"(?:\n".*")*)', block, flags=re.M))
+        if key and key[-1][0] == "msgid":
+            if key in seen:
+                twice.append(" ".join(f"{kind} {denormalize(value)[:60]!r}" for kind, value in key))
+            seen.add(key)
+    if twice:  # read_po merged them silently, keeping one msgstr
+        raise CatalogReadError(f"{_shown(path, root)} holds {len(twice)} entr{'y' if len(twice) == 1 else 'ies'} "
+                               f"twice: {'; '.join(twice)}. Fix: keep one of each (the one whose msgstr is right) "
+                               f"and delete the other.")
     return catalog
 
 
