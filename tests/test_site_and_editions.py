@@ -65,14 +65,17 @@ def links_are_local_and_resolve(site):
 def test_site_has_both_languages_with_a_switch_on_every_page(tmp_path):
     """zh pages (here from a scratch zh edition of three lessons) under zh/, each linked to its English twin."""
     import translate
+    from babel.messages.catalog import Message
 
     zh_dir = tmp_path / "zh_notebooks"
     zh_dir.mkdir()
     for path in NOTEBOOKS[:3]:
         nb = nbformat.read(path, as_version=4)
-        catalog = {str(c.id): {"sha": translate.source_sha(c.source), "zh": "中文：" + c.source}
-                   for c in nb.cells if c.cell_type == "markdown"}
-        (zh_dir / path.name).write_text(translate.render(translate.translate(path.stem, nb, catalog)))
+        catalog = translate.new_catalog(path.stem)
+        for c in nb.cells:
+            if c.cell_type == "markdown":
+                catalog[c.source] = Message(c.source, "中文：" + c.source, context=str(c.id))
+        (zh_dir / path.name).write_text(translate.render(translate.translate(path.stem, nb, catalog, comments=False)))
     site = build_site.build(tmp_path / "site", zh_dir=zh_dir)
     english_index, zh_index = (site / "index.html").read_text(), (site / "zh" / "index.html").read_text()
     assert 'href="zh/index.html"' in english_index and 'href="../index.html"' in zh_index
