@@ -64,7 +64,7 @@ def _shuffles(pipeline) -> bool:
 @exercise("01.1", N_("The lesson's MNIST training chain with vision.RandomRotation(10) first, shuffled, batches of 32 "
                      "(drop the partial one): give the pipeline."),
            difficulty=1, minutes=10,
-           # Translators: base64 text; python -m course_lib.exercises reveal|hide TEXT
+           # Translators: base64 text. Read: python -m course_lib.exercises reveal MSGID. Write: ... hide "TEXT"
            why=N_("Tm8uIFJhbmRvbVJvdGF0aW9uIGNoYW5nZXMgdGhlIHBpeGVscywgbm90IHRoZSBudW1iZXIgb2YgaW1hZ2VzOiBhZnRlciBi"
                    "YXRjaCgzMiwgZHJvcF9yZW1haW5kZXI9VHJ1ZSkgdGhlcmUgYXJlIHN0aWxsIDE0MzcgLy8gMzIgPSA0NCBiYXRjaGVzIHBl"
                    "ciBlcG9jaC4gUmFuZG9tIGF1Z21lbnRhdGlvbiBnaXZlcyBhIGRpZmZlcmVudCB2ZXJzaW9uIG9mIGVhY2ggaW1hZ2UgYXQg"
@@ -117,7 +117,7 @@ def check_augmented_pipeline(answer):
 @exercise("01.2", N_("MindDataset(..., num_shards=4, shard_id=k) on the digits: (list of the 4 shard sizes, "
                      "number of images on more than one shard)."),
            difficulty=2, minutes=10,
-           # Translators: base64 text; python -m course_lib.exercises reveal|hide TEXT
+           # Translators: base64 text. Read: python -m course_lib.exercises reveal MSGID. Write: ... hide "TEXT"
            why=N_("RXZlcnkgc2hhcmQgZ2V0cyB0aGUgc2FtZSBudW1iZXIgb2Ygc2FtcGxlcywgY2VpbCgxNDM3IC8gNCkgPSAzNjAsIHNvIHRo"
                    "YXQgZXZlcnkgcHJvY2VzcyBydW5zIHRoZSBzYW1lIG51bWJlciBvZiBzdGVwcy4gNCB4IDM2MCA9IDE0NDAgPSAxNDM3ICsg"
                    "MzogdGhlIHNob3J0IHNoYXJkcyBhcmUgcGFkZGVkIHdpdGggMyBzYW1wbGVzIGZyb20gdGhlIHN0YXJ0IG9mIHRoZSBmaWxl"

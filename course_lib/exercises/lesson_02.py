@@ -53,7 +53,7 @@ def check_any_batch(answer):
 
 @exercise("02.3", N_("resnet18(num_classes=10, zero_init_residual=True): the sorted names of the all-zero BN gammas."),
            difficulty=2, minutes=10,
-           # Translators: base64 text; python -m course_lib.exercises reveal|hide TEXT
+           # Translators: base64 text. Read: python -m course_lib.exercises reveal MSGID. Write: ... hide "TEXT"
            why=N_("V2l0aCB6ZXJvX2luaXRfcmVzaWR1YWw9VHJ1ZSwgdGhlIGxhc3QgQmF0Y2hOb3JtIG9mIGVhY2ggYmxvY2sgc3RhcnRzIHdp"
                    "dGggZ2FtbWEgPSAwLiBCYXRjaE5vcm0gb3V0cHV0cyBnYW1tYSAqIHhfbm9ybWFsaXNlZCArIGJldGEsIGFuZCBiZXRhIHN0"
                    "YXJ0cyBhdCAwIHRvbywgc28gdGhlIHJlc2lkdWFsIGJyYW5jaCBvdXRwdXRzIHplcm9zIGFuZCB0aGUgYmxvY2sgY29tcHV0"

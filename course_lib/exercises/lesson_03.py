@@ -38,7 +38,7 @@ def _eval_epochs(every: int, epochs: int) -> list:
 
 @exercise("03.1", N_("Train 8 epochs with EvalCallback(..., every=3): the list of epochs at which it evaluated."),
            difficulty=1, minutes=10,
-           # Translators: base64 text; python -m course_lib.exercises reveal|hide TEXT
+           # Translators: base64 text. Read: python -m course_lib.exercises reveal MSGID. Write: ... hide "TEXT"
            why=N_("RXZhbENhbGxiYWNrIGV2YWx1YXRlcyBldmVyeSBgZXZlcnlgIGVwb2NocyAoaGVyZSBhZnRlciBlcG9jaHMgMyBhbmQgNikg"
                    "YW5kIGFsc28gYWZ0ZXIgdGhlIGxhc3QgZXBvY2gsIGV2ZW4gd2hlbiA4IGlzIG5vdCBhIG11bHRpcGxlIG9mIDMuIFNvIHRo"
                    "ZSBuZXR3b3JrIHlvdSBlbmQgdXAgd2l0aCBhbHdheXMgZ2V0cyBhIHNjb3JlLCBhbmQgYSBrZWVwLXRoZS1iZXN0IHJ1bGUg"
@@ -73,7 +73,7 @@ def _logits_and_labels():
 
 @exercise("03.2", N_("A function net -> Model(net, loss_fn, metrics=...) that reports accuracy and top-5 accuracy."),
            difficulty=1, minutes=10,
-           # Translators: base64 text; python -m course_lib.exercises reveal|hide TEXT
+           # Translators: base64 text. Read: python -m course_lib.exercises reveal MSGID. Write: ... hide "TEXT"
            why=N_("V2l0aCAxMCBjbGFzc2VzLCB0b3AtNSBhY2N1cmFjeSBvbmx5IGFza3Mgd2hldGhlciB0aGUgdHJ1ZSBjbGFzcyBpcyBpbiB0"
                    "aGUgYmV0dGVyIGhhbGYgb2YgdGhlIHJhbmtpbmcuIEEgcmFuZG9tIHJhbmtpbmcgYWxyZWFkeSBzY29yZXMgNS8xMCA9IDAu"
                    "NSwgYW5kIGEgYmFyZWx5IHRyYWluZWQgbmV0d29yayBzY29yZXMgY2xvc2UgdG8gMS4wLiBUb3AtNSB3YXMgbWFkZSBmb3Ig"
@@ -160,7 +160,7 @@ def _four_models():
 
 @exercise("03.3", N_("A function trains(model) -> bool: does model.train update the weights?"),
            difficulty=2, minutes=10,
-           # Translators: base64 text; python -m course_lib.exercises reveal|hide TEXT
+           # Translators: base64 text. Read: python -m course_lib.exercises reveal MSGID. Write: ... hide "TEXT"
            why=N_("VGhlIHdlaWdodHMgY2hhbmdlIGluc2lkZSBgVHJhaW5PbmVTdGVwQ2VsbGA6IGl0IGNvbXB1dGVzIHRoZSBncmFkaWVudHMg"
                    "YW5kIGNhbGxzIHRoZSBvcHRpbWl6ZXIuIGBNb2RlbGAgb25seSB3cmFwcyB3aGF0IGl0IGlzIGdpdmVuLiBXaXRoIGBvcHRp"
                    "bWl6ZXI9YCBpdCBidWlsZHMgdGhlIGBUcmFpbk9uZVN0ZXBDZWxsYCBpdHNlbGY7IGEgYE1vZGVsYCBidWlsdCBvbiB5b3Vy"

@@ -108,7 +108,7 @@ def _miou(pred, label, absent_as_zero=False):
 
 @exercise("05.3", N_("per_image_miou(pred, label, num_classes): the mean over images of each image's mIoU."),
            difficulty=2, minutes=15,
-           # Translators: base64 text; python -m course_lib.exercises reveal|hide TEXT
+           # Translators: base64 text. Read: python -m course_lib.exercises reveal MSGID. Write: ... hide "TEXT"
            why=N_("VGhlIHBlci1pbWFnZSBtZWFuIGlzIGhpZ2hlciBvbiB0aGUgc2hhcGVzIGRhdGEuIEVhY2ggaW1hZ2UgYXZlcmFnZXMgb25s"
                    "eSBvdmVyIHRoZSBjbGFzc2VzIHByZXNlbnQgaW4gaXQ6IHRoZSBiYWNrZ3JvdW5kLCB3aXRoIGFuIElvVSBuZWFyIDEsIGlz"
                    "IGluIGV2ZXJ5IGltYWdlIGFuZCBpcyBvbmUgb2Ygb25seSAyIHRvIDQgY2xhc3NlcyB0aGVyZSwgc28gaXQgd2VpZ2hzIG1v"

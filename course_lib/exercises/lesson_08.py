@@ -28,7 +28,7 @@ def _rank_ids(seed, rank, num_shards=2):
 @exercise("08.1", N_("Rank r seeds with 1 + r, then shuffles the ids 0..99 over 2 shards: (ids per rank, ids on "
                      "both ranks, ids no rank sees)."),
            difficulty=1, minutes=5,
-           # Translators: base64 text; python -m course_lib.exercises reveal|hide TEXT
+           # Translators: base64 text. Read: python -m course_lib.exercises reveal MSGID. Write: ... hide "TEXT"
            why=N_("Tm8uIGBtcy5zZXRfc2VlZGAgYWxzbyBmaXhlcyB0aGUgaW5pdGlhbCB3ZWlnaHRzLCBzbyB3aXRoIHNlZWRzIDEgYW5kIDIg"
                    "dGhlIHJhbmtzIHN0YXJ0IGZyb20gZGlmZmVyZW50IHdlaWdodHMuIEFsbFJlZHVjZSBnaXZlcyBldmVyeSByYW5rIHRoZSBz"
                    "YW1lIGF2ZXJhZ2VkIGdyYWRpZW50cywgYW5kIGVhY2ggcmFuayBhcHBsaWVzIHRoYXQgc2FtZSB1cGRhdGUgdG8gaXRzIG93"

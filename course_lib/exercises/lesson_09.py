@@ -29,7 +29,7 @@ def _fixed_batch_truth():
 @exercise("09.1", N_("Export LeNet-5 with dynamic_batch=False from one image, run the graph on 16: "
                      "(output shape, max |graph - eager|)."),
            difficulty=1, minutes=5,
-           # Translators: base64 text; python -m course_lib.exercises reveal|hide TEXT
+           # Translators: base64 text. Read: python -m course_lib.exercises reveal MSGID. Write: ... hide "TEXT"
            why=N_("QSBNaW5kSVIgZmlsZSBzdG9yZXMgdGhlIG9wZXJhdG9ycywgbm90IGEgZml4ZWQgYmF0Y2ggc2l6ZTogd2hlbiB0aGUgZ3Jh"
                    "cGggcnVucywgTWluZFNwb3JlIGluZmVycyBldmVyeSBzaGFwZSBhZ2FpbiBmcm9tIHRoZSBpbnB1dCBpdCBnZXRzLiBObyBs"
                    "YXllciBvZiBMZU5ldC01IG5lZWRzIHRoZSBiYXRjaCBzaXplOiBjb252b2x1dGlvbnMsIHBvb2xpbmcgYW5kIERlbnNlIHdv"
