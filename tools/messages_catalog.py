@@ -4,9 +4,10 @@
     python tools/messages_catalog.py check    # fail on a missing, untranslated or fuzzy entry (CI runs this)
     python tools/messages_catalog.py stats    # translated / total
 
-Messages are found by Babel's extractor (the keyword ``_``), as ``pybabel extract -k _`` finds them. A changed
-English message keeps its old Chinese as a fuzzy entry (``#, fuzzy`` and ``#| msgid "old text"``), as gettext's
-msgmerge does; a translator (Poedit, Lokalize, Weblate or a text editor) updates the Chinese and removes the flag.
+Messages are found by Babel's extractor (the keywords ``_`` and ``N_``, gettext's no-op marker for a text translated
+later, when shown), as ``pybabel extract -k _ -k N_`` finds them. A changed English message keeps its old Chinese as a
+fuzzy entry (``#, fuzzy`` and ``#| msgid "old text"``), as gettext's msgmerge does; a translator
+(Poedit, Lokalize, Weblate or a text editor) updates the Chinese and removes the flag.
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "course_lib"
 CATALOG = PACKAGE / "locale" / "zh" / "LC_MESSAGES" / "course_lib.po"
 METHODS = [("**.py", "python")]
-KEYWORDS = {"_": None}
+KEYWORDS = {"_": None, "N_": None}  # N_: marked where written, translated when shown
 
 
 class CatalogError(Exception):
