@@ -16,7 +16,8 @@ from course_lib import i18n  # noqa: E402
 def _package(folder: Path, message: str) -> Path:
     package = folder / "course_lib"
     package.mkdir(parents=True, exist_ok=True)
-    (package / "m.py").write_text(f"from course_lib.i18n import _\n\n\ndef f(x):\n    return _({message!r}).format(x=x)\n")
+    code = f"from course_lib.i18n import _\n\n\ndef f(x):\n    return _({message!r}).format(x=x)\n"
+    (package / "m.py").write_text(code)
     return package
 
 
