@@ -64,4 +64,3 @@ _.locked  # train/checkpoint.py CheckpointManager: whether the folder's lock is 
 _.expected_steps  # data/stats.py: exercise 01.2's hint tells learners to predict shard sizes with it
 
 # --- dead, left for the lead (changing it means regenerating a copy under notebooks/) ----------------------------
-_.plain_labels  # recipes/data_augmentation.py: rename to _ there, run tools/lesson_link_copies.py, drop this line
