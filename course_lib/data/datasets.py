@@ -15,7 +15,7 @@ import mindspore.dataset.transforms as transforms
 import mindspore.dataset.vision as vision
 from mindspore.dataset.vision import Inter
 
-from course_lib.data.generate import IGNORE_LABEL, MANIFEST_NAME, REGENERATE_HINT, SHAPES_CLASSES, SHAPES_SIZE
+from course_lib.data.generate import IGNORE_LABEL, MANIFEST_NAME, REGENERATE_HINT, SHAPES_CLASSES
 from course_lib.paths import DATA_DIR
 from course_lib.validation import check_int
 
@@ -197,6 +197,9 @@ def create_mnist_dataset(path=None, batch_size=32, train=True, image_size=32, nu
     ``path=None`` reads the embedded digits (1,437 train / 360 test); a real MNIST folder works the same way.
     ``train`` picks the split and the defaults: shuffle and drop the last partial batch when training.
     ``num_classes`` (optional): the network's number of outputs, checked against the labels in the file.
+
+    Taught in lesson 01 (notebooks/01_mindata_pipelines.ipynb).
+    Copy held equal by tests/test_technique_agreement.py: the lesson's ``mnist_pipeline``.
     """
     workers = _check_common(batch_size, train, num_parallel_workers, num_shards, shard_id)
     _check_int("image_size", image_size, 8, fix="LeNet-5 expects 32.")
@@ -336,5 +339,3 @@ def create_segmentation_dataset(path=None, batch_size=16, train=True, num_parall
     data = data.project(["image", "label"])
     return data.batch(batch_size, drop_remainder=drop_remainder)
 
-
-SHAPES_IMAGE_SIZE = SHAPES_SIZE
