@@ -30,7 +30,8 @@ from pathlib import Path
 import psutil
 from course_lib.locks import FolderBusy, FolderLock, clean_stale_temp_files
 from course_lib.parallel.worker import MSRUN_MODULE, MSRUN_VARIABLES, REPORT_MARKER, parse_worker_report
-from course_lib.validation import check_int
+from course_lib.i18n import _
+from course_lib.validation import check_int, check_real
 
 __all__ = [
     "LaunchResult", "LogDirBusy", "DistributedLaunchError", "DistributedTimeoutError", "launch", "find_free_port",
@@ -96,15 +97,10 @@ class LaunchResult:
 
 
 # ------------------------------------------------------------------------------------------- validation
-def _check_int(name, value, low, high, fix):
-    return check_int(name, value, low, high, fix, type_error=ValueError,
-                     message="{name} must be an int from {low} to {high}, got {value!r}. Fix: {fix}")
-
-
 def _check_script(script) -> Path:
     if not isinstance(script, (str, os.PathLike)):
-        raise ValueError(f"script must be the path (str or Path) of a Python file, got {script!r}. "
-                         f"Fix: e.g. course_lib.paths.PROJECT_ROOT / 'scripts' / 'distributed_worker.py'.")
+        raise TypeError(f"script must be the path (str or Path) of a Python file, got {script!r}. "
+                        f"Fix: e.g. course_lib.paths.PROJECT_ROOT / 'scripts' / 'distributed_worker.py'.")
     path = Path(script).expanduser().resolve()
     if not path.is_file():
         raise FileNotFoundError(f"Worker script {path} does not exist. Fix: pass the path of the script every "
@@ -116,23 +112,15 @@ def _check_script(script) -> Path:
 
 def _check_args(args) -> list:
     if isinstance(args, (str, bytes)) or not isinstance(args, (list, tuple)):
-        raise ValueError(f"args must be a list of command-line arguments, got {args!r}. "
-                         f"Fix: split them, e.g. ['--epochs', '1'] instead of '--epochs 1'.")
+        raise TypeError(f"args must be a list of command-line arguments, got {args!r}. "
+                        f"Fix: split them, e.g. ['--epochs', '1'] instead of '--epochs 1'.")
     checked = []
     for item in args:
         if isinstance(item, bool) or not isinstance(item, (str, os.PathLike, numbers.Real)):
-            raise ValueError(f"every item of args must be a str, a number or a Path, got {item!r} "
-                             f"({type(item).__name__}). Fix: e.g. ['--steps', 5, '--out', some_path].")
+            raise TypeError(f"every item of args must be a str, a number or a Path, got {item!r} "
+                            f"({type(item).__name__}). Fix: e.g. ['--steps', 5, '--out', some_path].")
         checked.append(os.fspath(item) if isinstance(item, os.PathLike) else str(item))
     return checked
-
-
-def _check_timeout(timeout) -> float:
-    if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real) or not (
-            math.isfinite(timeout) and timeout > 0):
-        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}. "
-                         f"Fix: e.g. timeout=300 (the job is killed after that long).")
-    return float(timeout)
 
 
 # ------------------------------------------------------------------------------------------------ ports
@@ -183,7 +171,9 @@ def _interpreter_dir(log_dir: Path) -> Path:
 # --------------------------------------------------------------------------------------------- processes
 def find_launch_processes(launch_id: str) -> list:
     """Running processes that carry ``COURSE_LAUNCH_ID=<launch_id>`` in their environment (one launch's job)."""
-    if not isinstance(launch_id, str) or not launch_id:
+    if not isinstance(launch_id, str):
+        raise TypeError(f"launch_id must be a non-empty str, got {launch_id!r} ({type(launch_id).__name__}).")
+    if not launch_id:
         raise ValueError(f"launch_id must be a non-empty str, got {launch_id!r}.")
     needle = launch_id
     found = []
@@ -422,26 +412,28 @@ def launch(script, args=(), worker_num: int = 2, timeout: float = 300, log_dir=N
     """
     script = _check_script(script)
     args = _check_args(args)
-    worker_num = _check_int("worker_num", worker_num, 1, MAX_WORKERS,
-                            f"pass how many processes to start, e.g. 2 (at most {MAX_WORKERS} on one machine).")
-    timeout = _check_timeout(timeout)
+    worker_num = check_int("worker_num", worker_num, 1, MAX_WORKERS, fix=_(
+        "pass how many processes to start, e.g. 2 (at most {max_workers} on one machine)").format(
+        max_workers=MAX_WORKERS))
+    timeout = check_real("timeout", timeout, 0, low_open=True,
+                         fix=_("e.g. timeout=300 (seconds; the job is killed after that long)"))
     if master_port is None:
         master_port = find_free_port()
     else:
-        master_port = _check_int("master_port", master_port, 1024, 65535,
-                                 "pass a free TCP port above 1023, or None to let launch pick one.")
+        master_port = check_int("master_port", master_port, 1024, 65535,
+                                fix=_("pass a free TCP port above 1023, or None to let launch pick one"))
         if _port_in_use(master_port):
             raise ValueError(f"master_port {master_port} is already in use on {LOOPBACK}. "
                              f"Fix: pass master_port=None to pick a free port.")
     if not isinstance(echo, bool):
-        raise ValueError(f"echo must be True or False, got {echo!r}.")
+        raise TypeError(f"echo must be True or False, got {echo!r}.")
     if env is not None and (not isinstance(env, dict) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in env.items())):
-        raise ValueError(f"env must be a dict of str -> str, got {env!r}. Fix: e.g. env={{'GLOG_v': '2'}}.")
+        raise TypeError(f"env must be a dict of str -> str, got {env!r}. Fix: e.g. env={{'GLOG_v': '2'}}.")
     if log_dir is None:
         log_dir = Path(tempfile.mkdtemp(prefix="course-msrun-"))
     elif not isinstance(log_dir, (str, os.PathLike)):
-        raise ValueError(f"log_dir must be a folder path (str or Path) or None, got {log_dir!r}.")
+        raise TypeError(f"log_dir must be a folder path (str or Path) or None, got {log_dir!r}.")
     log_dir = Path(log_dir).expanduser().resolve()
     if log_dir.exists() and not log_dir.is_dir():
         raise ValueError(f"log_dir {log_dir} is a file; pass a folder (it is created if missing).")

@@ -108,7 +108,10 @@ def msrun_role(environ=None, on_leftover: str = "warn"):
 # ----------------------------------------------------------------------------------------------- reports
 def print_report(kind: str, **fields) -> None:
     """Print one machine-readable report line, ``@@report {"kind": ..., ...}``, for ``parse_worker_report``."""
-    if not isinstance(kind, str) or not kind or any(c.isspace() for c in kind):
+    if not isinstance(kind, str):
+        raise TypeError(f"kind must be a non-empty str without spaces, got {kind!r} ({type(kind).__name__}). "
+                        f"Fix: e.g. 'model.params'.")
+    if not kind or any(c.isspace() for c in kind):
         raise ValueError(f"kind must be a non-empty str without spaces, got {kind!r}. Fix: e.g. 'model.params'.")
     print(REPORT_MARKER + json.dumps({"kind": kind, **fields}, sort_keys=True), flush=True)
 
@@ -116,7 +119,7 @@ def print_report(kind: str, **fields) -> None:
 def parse_worker_report(log_text: str) -> dict:
     """Collect the ``@@report`` lines of one worker log: ``{kind: fields}`` (a later report of a kind wins)."""
     if not isinstance(log_text, str):
-        raise ValueError(f"log_text must be the text of a worker log (str), got {type(log_text).__name__}.")
+        raise TypeError(f"log_text must be the text of a worker log (str), got {type(log_text).__name__}.")
     decoder = json.JSONDecoder()
     reports = {}
     for number, line in enumerate(log_text.splitlines(), start=1):
@@ -125,7 +128,7 @@ def parse_worker_report(log_text: str) -> dict:
             continue
         payload = line[at + len(REPORT_MARKER):]
         try:
-            fields, _ = decoder.raw_decode(payload)  # ignores anything a C++ logger wrote after the JSON
+            fields, _end = decoder.raw_decode(payload)  # ignores anything a C++ logger wrote after the JSON
         except json.JSONDecodeError as error:
             raise ValueError(f"Malformed report on log line {number}: {payload[:80]!r} ({error.msg}). "
                              f"Reports are written by course_lib.parallel.launch.print_report.") from None
@@ -211,15 +214,15 @@ def parameter_checksum(params) -> dict:
     elif isinstance(params, dict):
         items = list(params.items())
     else:
-        raise ValueError(f"params must be a network (nn.Cell) or a dict name -> parameter, got "
-                         f"{type(params).__name__}. Fix: pass the trained net, or load_checkpoint(path).")
+        raise TypeError(f"params must be a network (nn.Cell) or a dict name -> parameter, got "
+                        f"{type(params).__name__}. Fix: pass the trained net, or load_checkpoint(path).")
     digest = hashlib.sha256()
     total = 0.0
     for name, value in sorted(items, key=lambda item: item[0]):
         array = _to_numpy(value)
         if not isinstance(array, np.ndarray) or array.dtype.kind not in "fiub":
-            raise ValueError(f"parameter {name!r} is not a numeric array (got {type(value).__name__}). "
-                             f"Fix: pass only parameters (a checkpoint saved without append_dict).")
+            raise TypeError(f"parameter {name!r} is not a numeric array (got {type(value).__name__}). "
+                            f"Fix: pass only parameters (a checkpoint saved without append_dict).")
         array = np.ascontiguousarray(array)
         digest.update(name.encode() + b"\0" + str(array.dtype).encode() + str(array.shape).encode())
         digest.update(array.tobytes())

@@ -10,6 +10,7 @@ import os
 import mindspore as ms
 from mindspore.communication import get_group_size, get_rank, init
 
+from course_lib.i18n import _
 from course_lib.validation import check_all_reduce_fusion_config, check_int
 
 DEVICE_TARGETS = ("CPU", "GPU", "Ascend")
@@ -44,9 +45,8 @@ def device_available(target: str) -> bool:
         return False
 
 
-def _check_int(key, value, low):
-    return check_int(key, value, low, message="Invalid {name}: {value!r}, should be an int >= {low}. "
-                                               "Fix the config key {name}.", type_error=ValueError)
+def _fix_key(key, low):
+    return _("set the config key {key} to a whole number >= {low}").format(key=key, low=low)
 
 
 def _check_cfg(cfg):
@@ -90,7 +90,7 @@ def init_env(cfg):
     back the resolved device_target, device_num and rank_id. Returns ``cfg``.
     """
     _check_cfg(cfg)
-    seed = _check_int("seed", _get(cfg, "seed", 1), 0)
+    seed = check_int("seed", _get(cfg, "seed", 1), 0, fix=_fix_key("seed", 0))
     ms.set_seed(seed)
 
     target = _get(cfg, "device_target")
@@ -110,11 +110,11 @@ def init_env(cfg):
     if mode not in CONTEXT_MODES:
         raise ValueError(f"Invalid context_mode: {mode!r}, should be in ['graph', 'pynative']. "
                          f"Fix the config key context_mode.")
-    device_num = _check_int("device_num", _get(cfg, "device_num", 1), 1)
+    device_num = check_int("device_num", _get(cfg, "device_num", 1), 1, fix=_fix_key("device_num", 1))
     fusion = check_all_reduce_fusion_config(_get(cfg, "all_reduce_fusion_config"),
                                             fix="fix the config key all_reduce_fusion_config: a flat list of "
                                                 "increasing gradient indices, e.g. [85, 160], or null")
-    device_id = _check_int("device_id", _get(cfg, "device_id", 0), 0)
+    device_id = check_int("device_id", _get(cfg, "device_id", 0), 0, fix=_fix_key("device_id", 0))
 
     ms.set_context(mode=CONTEXT_MODES[mode])
     if target == "CPU":
