@@ -26,7 +26,7 @@ def mindspore_step(model, fast):
     import numpy as np
     from mindspore import nn
     from course_lib.models import resnet
-    from course_lib.fast_conv import swap_convs
+    from course_lib.perf.fast_conv import swap_convs
     from course_lib.perf.timing import make_jit_train_step
 
     ms.set_context(mode=ms.GRAPH_MODE)

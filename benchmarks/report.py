@@ -532,7 +532,7 @@ def fast_conv_section(data):
             f"`make bench`, measured {found.get('measured_utc', '?')}): one ResNet training step at "
             f"{found['image_size']}×{found['image_size']} px, batch {found['batch']}, "
             f"median of {found.get('repeats', 3)}; "
-            "MindSpore with `@ms.jit` in graph mode, stock `nn.Conv2d` vs `course_lib.fast_conv.FastConv2d` "
+            "MindSpore with `@ms.jit` in graph mode, stock `nn.Conv2d` vs `course_lib.perf.fast_conv.FastConv2d` "
             "(oneDNN with `format_tag::any`, under the course's AVX2 cap, which MindSpore's own oneDNN kernels "
             "need); PyTorch as installed. > 1 means FastConv2d is faster.\n\n"
             + _table(("model", "MindSpore nn.Conv2d", "FastConv2d", "PyTorch", "FastConv2d vs nn.Conv2d",

@@ -13,8 +13,13 @@ import pytest
 from mindspore import nn
 from mindspore.train import Model
 
-from course_lib import (callbacks, cells, checkpoint, config, data, distributed, env, exercises, inference, losses,
-                        metrics, migration, models, optim, paths, schedules, validation)
+from course_lib import cells, exercises, inference, models, paths, validation
+from course_lib.data import datasets as data
+from course_lib.migrate import convert as migration
+from course_lib.migrate import torch_resnet
+from course_lib.parallel import launch as distributed
+from course_lib.run import config, env
+from course_lib.train import callbacks, checkpoint, losses, metrics, optim, schedules
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -172,7 +177,7 @@ CASES = {
                               r"nope.mindir", r"Fix"),
     "convert a state dict from another network": (lambda f: migration.convert_torch_state_dict(
         {"foo.weight": np.zeros(3)}, models.resnet18(10)), ValueError, r"foo.weight", r"not in the state dict"),
-    "torch reference of an unknown depth": (lambda f: migration.build_torch_resnet(19), ValueError, r"19",
+    "torch reference of an unknown depth": (lambda f: torch_resnet.build_torch_resnet(19), ValueError, r"19",
                                             r"Fix"),
     # --- launcher, lessons, exercises -----------------------------------------------------------------
     "launch a missing script": (lambda f: distributed.launch(f / "nope.py"), FileNotFoundError, r"nope.py", r""),

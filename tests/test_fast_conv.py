@@ -1,4 +1,4 @@
-"""FastConv2d (course_lib.fast_conv): forward and both gradients match nn.Conv2d; bad inputs fail clearly;
+"""FastConv2d (course_lib.perf.fast_conv): forward and both gradients match nn.Conv2d; bad inputs fail clearly;
 a ResNet-18 built on it trains like the stock one."""
 import numpy as np
 import pytest
@@ -7,7 +7,7 @@ import course_lib  # noqa: F401  (sets the environment before mindspore is impor
 import mindspore as ms
 from mindspore import nn
 
-from course_lib.fast_conv import FastConv2d, build, swap_convs
+from course_lib.perf.fast_conv import FastConv2d, build, swap_convs
 
 CASES = [  # in, out, kernel, stride, pad_mode, padding, size
     (3, 8, 3, 1, "pad", 1, 9),

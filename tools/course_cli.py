@@ -723,7 +723,7 @@ def cmd_bench(options, env):
 
 
 def cmd_fast_conv(options, env):
-    return env.run("-c", "from course_lib.fast_conv import build; print(build(verbose=True))")
+    return env.run("-c", "from course_lib.perf.fast_conv import build; print(build(verbose=True))")
 
 
 def cmd_fast_conv_bench(options, env):

@@ -79,8 +79,9 @@ def graph(root: Path = ROOT) -> dict[str, set[str]]:
     for module, path in known.items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         targets = {_resolve(name, known) for name in imported_names(tree, module, path.name == "__init__.py")}
-        # ``from course_lib.train import x`` also names the parent packages; keep only the deepest module named.
-        edges[module] = {t for t in targets if t and t != module and not module.startswith(t + ".")}
+        targets = {t for t in targets if t and t != module and not module.startswith(t + ".")}
+        # ``from course_lib.lab import plotting`` names the package too; keep only the deepest module named
+        edges[module] = {t for t in targets if not any(other.startswith(t + ".") for other in targets)}
     return edges
 
 

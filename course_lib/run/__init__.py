@@ -1,6 +1,8 @@
-"""course_lib.run: the training run behind ``scripts/`` (train.py, eval.py, export.py), for engineers who use or
-adapt those scripts. Learners in the notebooks never need it.
+"""For engineers and scripts: the training run behind ``scripts/`` (train.py, eval.py, export.py), for those who use
+or adapt those scripts. Learners in the notebooks never need it.
 
+- ``config`` (+ ``configs/default.yaml``): the YAML configuration (``load_config``), every key range-checked;
+- ``env``: ``init_env``, the run environment (device, mode, data-parallel setup);
 - ``factory``: ``create_dataset``, ``create_network``, ``create_loss``, ``create_optimizer``, ... from a config;
 - ``cli``: command lines generated from the config schema (``--help`` lists every key), the checks made before
   MindSpore is imported (working directory, msrun variables), and the scripts' one-message error boundary;
