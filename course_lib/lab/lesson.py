@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from course_lib.data.stats import pipeline_error_message
+from course_lib.i18n import _
 from course_lib.paths import scrub_paths
 
 def error_summary(error: BaseException, max_lines: int = 4) -> str:
@@ -48,10 +49,13 @@ def show_source(obj, *needles: str) -> None:
         lines, first = inspect.getsourcelines(obj)
         source_file = inspect.getsourcefile(obj)
     except (TypeError, OSError) as error:
-        raise TypeError(f"show_source: no Python source for {obj!r} ({error}). Fix: pass a function, class or method "
-                        "defined in a .py file (not a builtin or a C++ operator).") from None
-    if any(not isinstance(needle, str) or not needle for needle in needles):
-        raise TypeError(f"show_source: needles must be non-empty strings, got {needles!r}.")
+        raise TypeError(_("show_source: no Python source for {obj!r} ({error}). Fix: pass a function, class or "
+                          "method defined in a .py file (not a builtin or a C++ operator).").format(
+                              obj=obj, error=error)) from None
+    if any(not isinstance(needle, str) for needle in needles):
+        raise TypeError(_("show_source: needles must be non-empty strings, got {needles!r}.").format(needles=needles))
+    if any(not needle for needle in needles):
+        raise ValueError(_("show_source: needles must be non-empty strings, got {needles!r}.").format(needles=needles))
     print(f"{_source_label(source_file)} ({obj.__qualname__})")
     for number, line in enumerate(lines, start=first):
         if not needles or any(needle in line for needle in needles):
@@ -90,7 +94,7 @@ def show_error(*expected: type, max_lines: int = 4):
     except expected as error:  # noqa: PERF203 - the point is to catch it
         print(error_summary(error, max_lines=max_lines))
     else:
-        raise AssertionError("The block was expected to raise an error but finished without one.")
+        raise AssertionError(_("The block was expected to raise an error but finished without one."))
 
 
 class Timer:
@@ -122,4 +126,4 @@ def show_pipeline_error(*expected: type, max_lines: int = 3):
     except expected as error:
         print(pipeline_error_message(error, max_lines=max_lines))
     else:
-        raise AssertionError("The block was expected to raise an error but finished without one.")
+        raise AssertionError(_("The block was expected to raise an error but finished without one."))
