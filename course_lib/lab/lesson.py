@@ -71,14 +71,15 @@ def gpu_plugin_needs(plugin_dir) -> str:
     """
     if not sys.platform.startswith("linux"):
         system = {"darwin": "macOS", "win32": "Windows"}.get(sys.platform, sys.platform)
-        return (f"GPU plugin: none on {system}. MindSpore's wheels for {system} are CPU-only (no GPU or Ascend "
-                f"plugin), and ldd, which lists a library's missing dependencies, is a Linux tool.")
+        return _("GPU plugin: none on {system}. MindSpore's wheels for {system} are CPU-only (no GPU or Ascend "
+                 "plugin), and ldd, which lists a library's missing dependencies, is a Linux tool.").format(
+                     system=system)
     plugins = sorted(Path(plugin_dir).glob("libmindspore_gpu.so.*"))
     if not plugins:
-        return f"GPU plugin: none in {scrub_paths(str(plugin_dir))} (this wheel is CPU-only)."
+        return _("GPU plugin: none in {folder} (this wheel is CPU-only).").format(folder=scrub_paths(str(plugin_dir)))
     listing = subprocess.run(["ldd", str(plugins[-1])], capture_output=True, text=True, check=False).stdout
     missing = sorted(line.split()[0] for line in listing.splitlines() if "not found" in line)
-    return f"GPU plugin needs, not found: {missing}"
+    return _("GPU plugin needs, not found: {missing}").format(missing=missing)
 
 
 @contextlib.contextmanager

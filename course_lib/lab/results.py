@@ -68,7 +68,7 @@ def run_time(notebook: str, results_path=None) -> str:
     stem = notebook.removesuffix(".ipynb")
     record = _last_record(stem, results_path)
     if record is None:
-        return f"Run time of {stem}: not measured yet (run `make bench-notebooks`)."
-    where = f" on {record['cpu']}" if record.get("cpu") else ""
-    return (f"Run time of {stem}: about {math.ceil(float(record['seconds']))} s{where} "
-            f"(measured by `make bench-notebooks`; yours may differ).")
+        return _("Run time of {stem}: not measured yet (run `make bench-notebooks`).").format(stem=stem)
+    where = _(" on {cpu}").format(cpu=record["cpu"]) if record.get("cpu") else ""
+    return _("Run time of {stem}: about {seconds} s{where} (measured by `make bench-notebooks`; yours may "
+             "differ).").format(stem=stem, seconds=math.ceil(float(record["seconds"])), where=where)

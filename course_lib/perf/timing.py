@@ -168,7 +168,7 @@ def time_in_subprocess(env: dict, timeout=600, **kwargs) -> dict:
     child_env.update({key: str(value) for key, value in env.items()})
     code = ("import json, sys, course_lib\nfrom course_lib.perf.timing import time_train_step\n"
             "print(json.dumps(time_train_step(**json.loads(sys.argv[1]))))")
-    return _child_json(code, json.dumps(kwargs), child_env, timeout, "timing subprocess")
+    return _child_json(code, json.dumps(kwargs), child_env, timeout, _("timing subprocess"))
 
 
 def _child_json(code, argument, env, timeout, what):
@@ -287,7 +287,8 @@ def time_step_in_subprocess(model="lenet5", batch_size=32, image_size=32, api="g
     step = {"model": model, "batch_size": batch_size, "image_size": image_size, "steps": steps, "warmup": warmup,
             "seed": seed}
     settings = json.dumps({"api": api, "host_blocking": host_blocking, "step": step})
-    what = f"timing subprocess ({api}, {model} b{batch_size} {image_size}px)"
+    what = _("timing subprocess ({api}, {model} b{batch_size} {image_size}px)").format(
+        api=api, model=model, batch_size=batch_size, image_size=image_size)
     try:
         timing = _child_json(_CHILD_CODE, settings, child_env, timeout, what)
     except subprocess.TimeoutExpired as error:

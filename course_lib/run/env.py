@@ -143,8 +143,8 @@ def init_env(cfg):
         ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.DATA_PARALLEL, gradients_mean=True)
         if fusion:
             ms.set_auto_parallel_context(all_reduce_fusion_config=list(fusion))
-        print(_("run distribute! rank {get_rank} of {group_size}").format(
-            get_rank=get_rank(), group_size=group_size), flush=True)
+        print(_("run distribute! rank {rank} of {group_size}").format(
+            rank=get_rank(), group_size=group_size), flush=True)
     else:
         _set(cfg, "device_num", 1)
         _set(cfg, "rank_id", 0)
