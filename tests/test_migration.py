@@ -295,7 +295,8 @@ def test_training_steps_validate_the_recipe(torch_resnet18):
     batch = (random_images(0, batch=2), np.zeros(2, np.int32))
     with pytest.raises(ValueError, match="one value per batch: got 2 rates for 1 batches"):
         torch_training_steps(torch_resnet18, [batch], [0.1, 0.1])
-    with pytest.raises(ValueError, match="momentum must be a finite number >= 0 and < 1, got 1.5. Fix: e.g. momentum=0.9"):
+    with pytest.raises(ValueError, match=r"momentum must be a finite number >= 0 and < 1, got 1\.5\. Fix: e\.g\. "
+                                         r"momentum=0\.9"):
         mindspore_training_steps(resnet18(10), [batch], [0.1], momentum=1.5)
     with pytest.raises(TypeError, match="weight_decay must be a number"):
         mindspore_training_steps(resnet18(10), [batch], [0.1], weight_decay="1e-4")

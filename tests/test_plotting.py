@@ -197,7 +197,8 @@ def test_plot_bars_labels_each_bar_with_its_value():
 
 @pytest.mark.parametrize("bad, error, message", [
     ({}, ValueError, "non-empty dict"), ([1, 2], TypeError, "non-empty dict"),
-    ({"a": "fast"}, TypeError, r"values\['a'\] must be a number"), ({"a": float("inf")}, ValueError, "not a finite number"),
+    ({"a": "fast"}, TypeError, r"values\['a'\] must be a number"),
+    ({"a": float("inf")}, ValueError, "not a finite number"),
 ])
 def test_plot_bars_rejects_bad_values(bad, error, message):
     with pytest.raises(error, match=message):
