@@ -170,7 +170,8 @@ def describe_pipeline_error(text: str, where: str = ""):
         what += _(" in its {op} step").format(op=op.group("op"))
     if file:
         what += _(" on the file {file}").format(file=file)
-    message = what + (": " + " ".join(detail)[:400] if detail else ".")  # MindData's own text stays as it is
+    # MindData's own text (detail) stays as MindData wrote it
+    message = _("{what}: {detail}").format(what=what, detail=" ".join(detail)[:400]) if detail else what + "."
     if file and op and op.group("op") == "Decode":
         fix = _("Fix: {file} is not a readable image: remove or replace it, then run again").format(file=file)
     elif file:
