@@ -206,6 +206,7 @@ def _check_value(key, value, default, source):
             pass
         elif isinstance(value, expected) or (expected is int and hasattr(value, "__index__")):
             return _check_range(key, int(value), where) if key in RANGES else value
+        # Translators: {article} is English "a"/"an"; leave it out
         raise TypeError(_("Config key {key!r} must be null or {article} {kind}, got "
                           "{value!r}{where}. Fix the value in your YAML or override.").format(
                               key=key, article="an" if expected is int else "a", kind=expected.__name__,
@@ -223,6 +224,7 @@ def _check_value(key, value, default, source):
         ok = isinstance(value, type(default))
     if not ok:
         kind = type(default).__name__
+        # Translators: {article} is English "a"/"an"; leave it out
         raise TypeError(_("Config key {key!r} must be {article} {kind} like its default "
                           "{default!r}, got {value!r} ({value_type}){where}. Fix the value in your YAML or "
                           "override.").format(
