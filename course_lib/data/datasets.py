@@ -15,7 +15,7 @@ import mindspore.dataset.transforms as transforms
 import mindspore.dataset.vision as vision
 from mindspore.dataset.vision import Inter
 
-from course_lib.data.generate import IGNORE_LABEL, MANIFEST_NAME, REGENERATE_HINT, SHAPES_CLASSES, SHAPES_SIZE
+from course_lib.data.generate import IGNORE_LABEL, MANIFEST_NAME, REGENERATE_HINT, SHAPES_CLASSES
 from course_lib.paths import DATA_DIR
 from course_lib.validation import check_int
 
@@ -336,5 +336,3 @@ def create_segmentation_dataset(path=None, batch_size=16, train=True, num_parall
     data = data.project(["image", "label"])
     return data.batch(batch_size, drop_remainder=drop_remainder)
 
-
-SHAPES_IMAGE_SIZE = SHAPES_SIZE

@@ -267,12 +267,9 @@ def time_step_in_subprocess(model="lenet5", batch_size=32, image_size=32, api="g
                               host_blocking_variable=HOST_BLOCKING_VARIABLE, host_blocking=host_blocking))
     batch_size = check_int("batch_size", batch_size, 1, fix=_("pass the number of images per step, e.g. 32"))
     image_size = check_int("image_size", image_size, 1, fix=_("pass the image side in pixels, e.g. 32"))
-    if model == "lenet5" and image_size != 32:
-        raise ValueError(_("LeNet-5 takes 32x32 images, got image_size={image_size}. Fix: pass image_size=32.").format(
-            image_size=image_size))
-    if model != "lenet5" and image_size < 32:
-        raise ValueError(_("{model} downsamples by 32, so image_size must be >= 32, got {image_size}. Fix: pass "
-                           "image_size=32 or larger.").format(model=model, image_size=image_size))
+    from course_lib.models import check_image_size
+
+    check_image_size(model, image_size)
     steps = check_int("steps", steps, 1, fix=_("time at least one step, e.g. steps=10"))
     warmup = check_int("warmup", warmup, 0, fix=_("pass warmup=2 (the untimed first calls; 0 or 1 times only "
                                                   "the compiling call apart)"))

@@ -24,13 +24,9 @@ def check_classification_config(cfg):
         raise ValueError(_("model {model!r} takes RGB images, but dataset {dataset!r} is grayscale. Fix: --dataset "
                            "imagefolder (embedded digits as RGB PNGs, or your ImageNet root).").format(
                                model=cfg.model, dataset=cfg.dataset))
-    if cfg.model.startswith("resnet") and cfg.image_size < 32:
-        raise ValueError(_("image_size must be >= 32 for {model} (it downsamples by 32), got {image_size}. Fix: "
-                           "--image_size 64 for quick runs, 224 for ImageNet.").format(
-                               model=cfg.model, image_size=cfg.image_size))
-    if cfg.model == "lenet5" and cfg.image_size != 32:
-        raise ValueError(_("lenet5 needs image_size 32, got {image_size}. Fix: --image_size 32.").format(
-            image_size=cfg.image_size))
+    from course_lib.models import check_image_size
+
+    check_image_size(cfg.model, cfg.image_size, fix="--image_size ")
     if cfg.dataset == "digits_mnist" and cfg.num_classes != 10:
         raise ValueError(_("num_classes is {num_classes}, but the digits have 10 classes (labels 0-9): labels >= "
                            "num_classes would train silently with a meaningless loss. Fix: --num_classes 10.").format(

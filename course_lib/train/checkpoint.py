@@ -222,10 +222,13 @@ def load_checkpoint(path, net=None, strict=True, crc_check=True) -> dict:
 
 
 def _check_prefix(prefix):
-    """A checkpoint name prefix is a plain start of a file name: never a path (``../x``, ``a/b``, ``a\\b``)."""
+    """A checkpoint name prefix is a plain, non-empty start of a file name: never a path (``../x``, ``a/b``,
+    ``a\\b``)."""
     if not isinstance(prefix, str):
         raise TypeError(f"prefix must be a str (the start of the checkpoint file names), got {prefix!r}. "
                         f"Fix: e.g. prefix='lenet5'.")
+    if not prefix:
+        raise ValueError("prefix must not be empty: it starts the checkpoint file names. Fix: e.g. prefix='lenet5'.")
     bad = [part for part in ("/", "\\", os.sep, os.altsep or "/", "\0", ":") if part in prefix]
     if bad or prefix in (".", "..") or prefix.startswith(".."):
         raise ValueError(f"prefix must be the start of a file name inside the folder, not a path, got {prefix!r} "
@@ -233,33 +236,6 @@ def _check_prefix(prefix):
                          f"files inside the folder. Fix: pass the folder as the first argument and a plain name "
                          f"start such as 'lenet5' as prefix.")
     return prefix
-
-
-_STEP_PATTERN = re.compile(r"-(\d+)_(\d+)\.ckpt$")
-
-
-def latest_checkpoint(folder, prefix: str = "") -> Path | None:
-    """The newest finished checkpoint ``<prefix>*.ckpt`` in ``folder`` (temporary files are ignored).
-
-    Files named like ModelCheckpoint's ``net-3_44.ckpt`` are ordered by (epoch, step), others by mtime.
-    """
-    if not isinstance(folder, (str, os.PathLike)):
-        raise TypeError(f"folder must be a folder path (str or Path), got {folder!r}. Fix: e.g. 'outputs/ckpt'.")
-    _check_prefix(prefix)
-    folder = Path(folder)
-    if not folder.is_dir():
-        return None
-    files = [p for p in folder.glob(f"{glob.escape(prefix)}*.ckpt")
-             if TEMP_MARK not in p.name and p.parent == folder and p.is_file() and p.stat().st_size > 0]
-    if not files:
-        return None
-
-    def order(p: Path):
-        match = _STEP_PATTERN.search(p.name)
-        return (1, int(match.group(1)), int(match.group(2)), p.stat().st_mtime) if match else (0, 0, 0,
-                                                                                               p.stat().st_mtime)
-
-    return max(files, key=order)
 
 
 # ------------------------------------------------------------------------------------------ run management
@@ -301,8 +277,7 @@ class CheckpointManager:
 
         if not isinstance(folder, (str, os.PathLike)):
             raise TypeError(f"folder must be a folder path (str or Path), got {folder!r}. Fix: e.g. 'outputs/ckpt'.")
-        if not isinstance(prefix, str) or not prefix or "/" in prefix or os.sep in prefix:
-            raise ValueError(f"prefix must be a file-name prefix such as 'lenet5', got {prefix!r}.")
+        _check_prefix(prefix)
         self.folder = Path(folder).expanduser()
         self.prefix = prefix
         self.keep = check_int("keep_checkpoint_max", keep, low=1)
@@ -376,7 +351,7 @@ class CheckpointManager:
     def checkpoints(self) -> list:
         """``<prefix>-<epoch>_<steps>.ckpt`` files in the folder, newest epoch first."""
         found = []
-        for path in self.folder.glob(f"{self.prefix}-*.ckpt") if self.folder.is_dir() else ():
+        for path in self.folder.glob(f"{glob.escape(self.prefix)}-*.ckpt") if self.folder.is_dir() else ():
             match = _RUN_CHECKPOINT.match(path.name)
             if match and match["prefix"] == self.prefix:
                 found.append((int(match["epoch"]), int(match["steps"]), path))
