@@ -149,10 +149,11 @@ _MAP_OP = re.compile(r"map operation: \[(?P<op>\w+)\] failed")
 def describe_pipeline_error(text: str, where: str = ""):
     """One clear message for a MindData runtime error (which operation, which file, the fix), or None if ``text``
     is not one. ``where`` says when it happened, e.g. "at epoch 1, step 3"."""
-    from course_lib.data.stats import pipeline_error_lines
-
     if "dataset pipeline" not in text.lower():  # also holds the "Dataset Pipeline Error Message" heading
         return None
+    # only now: course_lib.data imports MindSpore, and run_cli reports errors raised before MindSpore may be imported
+    from course_lib.data.stats import pipeline_error_lines
+
     detail = [line.removeprefix("[ERROR]").strip() for line in pipeline_error_lines(text) or ()]
     found, op = _DATA_FILE.search(text), _MAP_OP.search(text)
     file = found.group("file") if found else None
