@@ -20,6 +20,7 @@ import sys
 import time
 import uuid
 from pathlib import Path
+from course_lib.i18n import _
 
 #: The checkout (paths.PROJECT_ROOT; paths imports this module, so it cannot be imported from here).
 _PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -86,7 +87,7 @@ class FolderLock:
 
     def acquire(self):
         if self._fd is not None:
-            raise RuntimeError(f"{self.folder} is already locked by this FolderLock.")
+            raise RuntimeError(_("{folder} is already locked by this FolderLock.").format(folder=self.folder))
         self.folder.mkdir(parents=True, exist_ok=True)
         if _is_windows():
             self._acquire_windows()

@@ -14,6 +14,7 @@ import os
 import socket
 import tempfile
 from pathlib import Path
+from course_lib.i18n import _
 
 OWNER = ".owner.json"
 #: The temporary folders of course_lib.data.generate (beside its target folder).

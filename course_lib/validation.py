@@ -8,7 +8,7 @@ learner reads it in Chinese):
 kind of mistake               exception   wording (helper)
 ============================  ==========  =============================================================================
 wrong type                    TypeError   "{name} must be {expected}, got {value} ({type}). Fix: {fix}"
-                                          (``check_type``; ``check_bool``: expected "True or False";
+                                          (``check_type``, ``wrong_type``; ``check_bool``: expected "True or False";
                                           ``check_str``: "a str"; ``check_path``: "a path (str or Path)")
 integer of the wrong type     TypeError   "{name} must be an integer ({rule}), got {value!r} ({type}). Fix: {fix}"
 integer out of range          ValueError  "{name} must be an integer {rule}, got {value!r}. Fix: {fix}"
@@ -44,7 +44,7 @@ from course_lib.i18n import _
 
 __all__ = ["check_all_reduce_fusion_config", "check_bool", "check_choice", "check_count", "check_int", "check_ndim",
            "check_path", "check_real", "check_str", "check_together", "check_type", "describe_range", "is_int",
-           "is_real", "shown"]
+           "is_real", "shown", "wrong_type"]
 
 
 def is_int(value) -> bool:
@@ -97,22 +97,26 @@ def describe_range(low=None, high=None, low_open=False, high_open=False) -> str:
     return lower or upper or _("(any value)")
 
 
+def wrong_type(name, value, expected, fix) -> TypeError:
+    """The TypeError of the vocabulary, to ``raise`` where no ``check_*`` fits (a test that is not an isinstance):
+    "{name} must be {expected}, got {value} ({type}). Fix: {fix}"."""
+    return TypeError(_("{name} must be {expected}, got {value} ({type}). Fix: {fix}.").format(
+        name=name, expected=expected, value=shown(value), type=type(value).__name__, fix=_fix(fix, "")))
+
+
 def check_type(name, value, types, expected, fix):
     """``value`` if it is an instance of ``types``; else TypeError "{name} must be {expected}, got ...".
     ``expected`` says the type in words (e.g. ``_("a mindspore.nn.Cell")``); ``fix`` says what to pass."""
     if isinstance(value, types):
         return value
-    raise TypeError(_("{name} must be {expected}, got {value} ({type}). Fix: {fix}.").format(
-        name=name, expected=expected, value=shown(value), type=type(value).__name__, fix=_fix(fix, "")))
+    raise wrong_type(name, value, expected, fix) from None
 
 
 def check_bool(name, value, fix=None) -> bool:
     """``value`` as a ``bool`` (numpy's bool too); TypeError for anything else, 0 and 1 included."""
     if isinstance(value, bool) or type(value).__name__ == "bool_":
         return bool(value)
-    raise TypeError(_("{name} must be {expected}, got {value} ({type}). Fix: {fix}.").format(
-        name=name, expected=_("True or False"), value=shown(value), type=type(value).__name__,
-        fix=_fix(fix, _("pass True or False"))))
+    raise wrong_type(name, value, _("True or False"), _fix(fix, _("pass True or False"))) from None
 
 
 def check_str(name, value, fix, *, none_ok=False, empty_ok=False):
@@ -121,9 +125,7 @@ def check_str(name, value, fix, *, none_ok=False, empty_ok=False):
     if value is None and none_ok:
         return None
     if not isinstance(value, str):
-        expected = _("a str or None") if none_ok else _("a str")
-        raise TypeError(_("{name} must be {expected}, got {value} ({type}). Fix: {fix}.").format(
-            name=name, expected=expected, value=shown(value), type=type(value).__name__, fix=_fix(fix, "")))
+        raise wrong_type(name, value, _("a str or None") if none_ok else _("a str"), fix) from None
     if not empty_ok and not value.strip():
         raise ValueError(_("{name} must not be empty, got {value!r}. Fix: {fix}.").format(
             name=name, value=value, fix=_fix(fix, "")))
@@ -138,9 +140,8 @@ def check_path(name, value, fix, *, none_ok=False):
     if value is None and none_ok:
         return None
     if isinstance(value, bytes) or not isinstance(value, (str, os.PathLike)):
-        expected = _("a path (str or Path) or None") if none_ok else _("a path (str or Path)")
-        raise TypeError(_("{name} must be {expected}, got {value} ({type}). Fix: {fix}.").format(
-            name=name, expected=expected, value=shown(value), type=type(value).__name__, fix=_fix(fix, "")))
+        raise wrong_type(name, value, _("a path (str or Path) or None") if none_ok else _("a path (str or Path)"),
+                         fix) from None
     text = os.fspath(value)
     if not isinstance(text, str) or not text.strip():
         raise ValueError(_("{name} must not be empty, got {value!r}. Fix: {fix}.").format(

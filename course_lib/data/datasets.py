@@ -18,6 +18,7 @@ from mindspore.dataset.vision import Inter
 from course_lib.data.generate import IGNORE_LABEL, MANIFEST_NAME, REGENERATE_HINT, SHAPES_CLASSES, SHAPES_SIZE
 from course_lib.paths import DATA_DIR
 from course_lib.validation import check_int
+from course_lib.i18n import _
 
 __all__ = [
     "DIGITS_CLASSES", "SHAPES_CLASSES", "IGNORE_LABEL", "MNIST_MEAN", "MNIST_STD", "IMAGENET_MEAN", "IMAGENET_STD",
@@ -53,16 +54,16 @@ def _check_int(name, value, low, high=None, fix=""):
 def _check_common(batch_size, train, num_parallel_workers, num_shards, shard_id):
     _check_int("batch_size", batch_size, 1, fix="pass a positive batch size such as 32.")
     if not isinstance(train, bool):
-        raise ValueError(f"train must be True or False, got {train!r}.")
+        raise ValueError(_("train must be True or False, got {train!r}.").format(train=train))
     cores = default_num_workers()
     if num_parallel_workers is None:
         num_parallel_workers = cores
     _check_int("num_parallel_workers", num_parallel_workers, 1, cores,
                fix=f"this machine has {cores} cores; leave it as None to use them all.")
     if (num_shards is None) != (shard_id is None):
-        raise ValueError(f"num_shards and shard_id go together, got num_shards={num_shards!r}, "
-                         f"shard_id={shard_id!r}. Fix: pass both (e.g. num_shards=get_group_size(), "
-                         f"shard_id=get_rank()) or neither.")
+        raise ValueError(_("num_shards and shard_id go together, got num_shards={num_shards!r}, "
+                           "shard_id={shard_id!r}. Fix: pass both (e.g. num_shards=get_group_size(), "
+                           "shard_id=get_rank()) or neither.").format(num_shards=num_shards, shard_id=shard_id))
     if num_shards is not None:
         _check_int("num_shards", num_shards, 1)
         _check_int("shard_id", shard_id, 0, num_shards - 1, fix="shard_id is this process's rank, 0..num_shards-1.")
@@ -76,24 +77,26 @@ def _check_batches(batch_size, samples, num_shards, drop_remainder, what):
     per_shard = -(-samples // shards)  # MindSpore's DistributedSampler gives each shard ceil(n / shards)
     where = f"{what}" + (f" ({per_shard:,} per shard of {shards})" if shards > 1 else "")
     if samples == 0 or per_shard == 0:
-        raise ValueError(f"{what} holds no samples, so the pipeline would give 0 batches. Fix: pass a folder "
-                         f"with data in it, or path=None for the embedded data.")
+        raise ValueError(_("{what} holds no samples, so the pipeline would give 0 batches. Fix: pass a folder with "
+                           "data in it, or path=None for the embedded data.").format(what=what))
     if drop_remainder and batch_size > per_shard:
-        raise ValueError(f"batch_size {batch_size} is larger than the {samples:,} samples of {where}, so with "
-                         f"drop_remainder=True the pipeline would give 0 batches. Fix: a batch_size of at most "
-                         f"{per_shard:,} (e.g. --batch_size {min(32, per_shard)}), or drop_remainder=False to keep "
-                         f"the one partial batch.")
+        raise ValueError(_("batch_size {batch_size} is larger than the {samples:,} samples of {where}, so with "
+                           "drop_remainder=True the pipeline would give 0 batches. Fix: a batch_size of at most "
+                           "{per_shard:,} (e.g. --batch_size {min_32_per_shard}), or drop_remainder=False to keep "
+                           "the one partial batch.").format(
+            batch_size=batch_size, samples=samples, where=where, per_shard=per_shard, min_32_per_shard=min(32, per_shard)))
 
 
 # ----------------------------------------------------------------------------------------- embedded data
 def _manifest() -> dict:
     path = DATA_DIR / MANIFEST_NAME
     if not path.is_file():
-        raise FileNotFoundError(f"The embedded data manifest {DATA_DIR.name}/{MANIFEST_NAME} is missing. "
-                                f"{REGENERATE_HINT}")
+        raise FileNotFoundError(_("The embedded data manifest {data_dir_name}/{MANIFEST_NAME} is missing. "
+                                  "{REGENERATE_HINT}").format(
+            data_dir_name=DATA_DIR.name, MANIFEST_NAME=MANIFEST_NAME, REGENERATE_HINT=REGENERATE_HINT))
     entries = {}
     for line in path.read_text().splitlines():
-        digest, _, name = line.partition("  ")
+        digest, _sep, name = line.partition("  ")
         if digest and name:
             entries[name] = digest
     return entries
@@ -105,14 +108,17 @@ def verify_embedded_data(name: str) -> Path:
         return DATA_DIR / name
     expected = {k: v for k, v in _manifest().items() if k.startswith(name + "/")}
     if not expected:
-        raise FileNotFoundError(f"data/{MANIFEST_NAME} lists no files for {name!r}. {REGENERATE_HINT}")
+        raise FileNotFoundError(_("data/{MANIFEST_NAME} lists no files for {name!r}. {REGENERATE_HINT}").format(
+            MANIFEST_NAME=MANIFEST_NAME, name=name, REGENERATE_HINT=REGENERATE_HINT))
     for rel, digest in expected.items():
         path = DATA_DIR / rel
         if not path.is_file():
-            raise FileNotFoundError(f"Embedded data file {DATA_DIR.name}/{rel} is missing. {REGENERATE_HINT}")
+            raise FileNotFoundError(_("Embedded data file {data_dir_name}/{rel} is missing. {REGENERATE_HINT}").format(
+                data_dir_name=DATA_DIR.name, rel=rel, REGENERATE_HINT=REGENERATE_HINT))
         if hashlib.sha256(path.read_bytes()).hexdigest() != digest:
-            raise ValueError(f"Embedded data file {DATA_DIR.name}/{rel} is corrupted (its sha256 does not match "
-                             f"data/{MANIFEST_NAME}). {REGENERATE_HINT}")
+            raise ValueError(_("Embedded data file {data_dir_name}/{rel} is corrupted (its sha256 does not match "
+                               "data/{MANIFEST_NAME}). {REGENERATE_HINT}").format(
+                data_dir_name=DATA_DIR.name, rel=rel, MANIFEST_NAME=MANIFEST_NAME, REGENERATE_HINT=REGENERATE_HINT))
     _verified.add(name)
     return DATA_DIR / name
 
@@ -121,17 +127,20 @@ def _resolve(path, embedded: str, what: str) -> Path:
     if path is None:
         return verify_embedded_data(embedded)
     if not isinstance(path, (str, os.PathLike)):
-        raise ValueError(f"path must be a folder path (str or Path) or None for the embedded data, got {path!r}.")
+        raise ValueError(_("path must be a folder path (str or Path) or None for the embedded data, got {path!r}.").format(
+            path=path))
     if not os.fspath(path).strip():
-        raise ValueError(f"Data path is empty ({os.fspath(path)!r}); expected a folder holding {what}. Fix: pass "
-                         f"that folder, or path=None (data_path: null) for the embedded data.")
+        raise ValueError(_("Data path is empty ({os_fspath_path!r}); expected a folder holding {what}. Fix: pass "
+                           "that folder, or path=None (data_path: null) for the embedded data.").format(
+            os_fspath_path=os.fspath(path), what=what))
     path = Path(path).expanduser()
     if not path.exists():
-        raise FileNotFoundError(f"Data path {path} does not exist. Expected {what}. "
-                                f"Fix: pass the folder that holds it, or path=None for the embedded data.")
+        raise FileNotFoundError(_("Data path {path} does not exist. Expected {what}. Fix: pass the folder that "
+                                  "holds it, or path=None for the embedded data.").format(path=path, what=what))
     if not path.is_dir():
-        raise NotADirectoryError(f"Data path {path} is a file; expected a folder holding {what}. Fix: pass the "
-                                 f"folder that holds it, or path=None for the embedded data.")
+        raise NotADirectoryError(_("Data path {path} is a file; expected a folder holding {what}. Fix: pass the "
+                                   "folder that holds it, or path=None for the embedded data.").format(
+            path=path, what=what))
     return path
 
 
@@ -140,13 +149,15 @@ def _check_idx(path: Path, magic_dims: int):
     """Read an IDX header and compare the announced size with the file size (catches truncated files)."""
     data = path.read_bytes()[:4 + 4 * magic_dims]
     if len(data) < 4 + 4 * magic_dims or data[:3] != b"\x00\x00\x08" or data[3] != magic_dims:
-        raise ValueError(f"{path} is not an MNIST IDX file with {magic_dims} dimension(s) of uint8. "
-                         f"Fix: pass the folder of the original, uncompressed MNIST files (gunzip the .gz files).")
+        raise ValueError(_("{path} is not an MNIST IDX file with {magic_dims} dimension(s) of uint8. Fix: pass the "
+                           "folder of the original, uncompressed MNIST files (gunzip the .gz files).").format(
+            path=path, magic_dims=magic_dims))
     dims = struct.unpack(">" + "I" * magic_dims, data[4:])
     expected = 4 + 4 * magic_dims + int(np.prod(dims))
     if path.stat().st_size != expected:
-        raise ValueError(f"{path} is truncated or corrupted: header announces {dims} "
-                         f"({expected} bytes) but the file has {path.stat().st_size} bytes.")
+        raise ValueError(_("{path} is truncated or corrupted: header announces {dims} ({expected} bytes) but the "
+                           "file has {st_size} bytes.").format(
+            path=path, dims=dims, expected=expected, st_size=path.stat().st_size))
     return dims[0]
 
 
@@ -160,9 +171,10 @@ def mnist_labels(labels_file) -> np.ndarray:
     labels = np.frombuffer(Path(labels_file).read_bytes()[8:], np.uint8)
     bad = np.flatnonzero(labels >= MNIST_NUM_CLASSES)
     if bad.size:
-        raise ValueError(f"{labels_file} has {bad.size} label(s) outside 0-{MNIST_NUM_CLASSES - 1}: value "
-                         f"{int(labels[bad[0]])} at sample {int(bad[0])}. The file is corrupted. Fix: download "
-                         f"the MNIST label files again (or path=None for the embedded digits).")
+        raise ValueError(_("{labels_file} has {bad_size} label(s) outside 0-{mnist_num_classes_1}: value "
+                           "{labels_bad_0} at sample {bad_0}. The file is corrupted. Fix: download the MNIST label "
+                           "files again (or path=None for the embedded digits).").format(
+            labels_file=labels_file, bad_size=bad.size, mnist_num_classes_1=MNIST_NUM_CLASSES - 1, labels_bad_0=int(labels[bad[0]]), bad_0=int(bad[0])))
     return labels
 
 
@@ -173,9 +185,10 @@ def _mnist_folder(root: Path, train: bool) -> Path:
         if all((folder / n).is_file() for n in names):
             return folder
     raise FileNotFoundError(
-        f"No MNIST {'train' if train else 'test'} files in {root}: expected {names[0]} and {names[1]} there "
-        f"(or in its {'train' if train else 'test'}/ subfolder). Fix: download and gunzip MNIST into that folder, "
-        f"or pass path=None to use the embedded digits.")
+        _("No MNIST {train_if_train_else_test} files in {root}: expected {names_0} and {names_1} there (or in its "
+          "{train_if_train_else_test}/ subfolder). Fix: download and gunzip MNIST into that folder, or pass "
+          "path=None to use the embedded digits.").format(
+        train_if_train_else_test='train' if train else 'test', root=root, names_0=names[0], names_1=names[1]))
 
 
 def _check_num_classes(num_classes, found: int, where):
@@ -184,9 +197,10 @@ def _check_num_classes(num_classes, found: int, where):
         return
     _check_int("num_classes", num_classes, 2, fix="pass the number of classes the network predicts.")
     if found > num_classes:
-        raise ValueError(f"{where} has {found} classes (labels 0-{found - 1}), but num_classes is {num_classes}: "
-                         f"labels >= {num_classes} would train silently with a meaningless loss. Fix: "
-                         f"num_classes={found} (--num_classes {found}).")
+        raise ValueError(_("{where} has {found} classes (labels 0-{found_1}), but num_classes is {num_classes}: "
+                           "labels >= {num_classes} would train silently with a meaningless loss. Fix: "
+                           "num_classes={found} (--num_classes {found}).").format(
+            where=where, found=found, found_1=found - 1, num_classes=num_classes))
 
 
 def create_mnist_dataset(path=None, batch_size=32, train=True, image_size=32, num_parallel_workers=None,
@@ -205,8 +219,9 @@ def create_mnist_dataset(path=None, batch_size=32, train=True, image_size=32, nu
     images_file, labels_file = (folder / n for n in _MNIST_FILES[train])
     samples = _check_idx(images_file, 3)
     if samples != _check_idx(labels_file, 1):
-        raise ValueError(f"{images_file.name} and {labels_file.name} in {folder} hold different numbers of "
-                         f"samples. Fix: use matching files from the same MNIST download.")
+        raise ValueError(_("{images_file_name} and {labels_file_name} in {folder} hold different numbers of "
+                           "samples. Fix: use matching files from the same MNIST download.").format(
+            images_file_name=images_file.name, labels_file_name=labels_file.name, folder=folder))
     labels = mnist_labels(labels_file)
     _check_num_classes(num_classes, int(labels.max()) + 1 if labels.size else 0, labels_file)
     shuffle = train if shuffle is None else shuffle
@@ -230,19 +245,20 @@ def create_mnist_dataset(path=None, batch_size=32, train=True, image_size=32, nu
 # ------------------------------------------------------------------------------------------ ImageFolder
 def _check_image_folder(folder: Path):
     if not folder.is_dir():
-        raise FileNotFoundError(f"Expected an image folder at {folder} with one subfolder per class "
-                                f"(class_name/xxx.png). Fix: check the path; for ImageNet pass its root "
-                                f"(holding train/ and val/).")
+        raise FileNotFoundError(_("Expected an image folder at {folder} with one subfolder per class "
+                                  "(class_name/xxx.png). Fix: check the path; for ImageNet pass its root (holding "
+                                  "train/ and val/).").format(folder=folder))
     classes = sorted(p for p in folder.iterdir() if p.is_dir())
     if not classes:
-        raise ValueError(f"{folder} has no class subfolders; expected the layout class_name/xxx.png "
-                         f"(one folder per class). Fix: put each class's images in a subfolder named after the "
-                         f"class, or pass path=None for the embedded digits.")
+        raise ValueError(_("{folder} has no class subfolders; expected the layout class_name/xxx.png (one folder "
+                           "per class). Fix: put each class's images in a subfolder named after the class, or pass "
+                           "path=None for the embedded digits.").format(folder=folder))
     firsts = [next((f for f in sorted(c.iterdir()) if f.suffix.lower() in IMAGE_EXTENSIONS), None) for c in classes]
     if not any(firsts):
-        raise ValueError(f"The class folders of {folder} ({', '.join(c.name for c in classes[:5])}) contain no "
-                         f"images with extensions {IMAGE_EXTENSIONS}. Fix: put the images into the class "
-                         f"folders, or pass path=None for the embedded digits.")
+        raise ValueError(_("The class folders of {folder} ({join_c_name_for_c_in_classes_5}) contain no images "
+                           "with extensions {IMAGE_EXTENSIONS}. Fix: put the images into the class folders, or "
+                           "pass path=None for the embedded digits.").format(
+            folder=folder, join_c_name_for_c_in_classes_5=', '.join(c.name for c in classes[:5]), IMAGE_EXTENSIONS=IMAGE_EXTENSIONS))
     from PIL import Image, UnidentifiedImageError
 
     for image in filter(None, firsts):  # one cheap check per class: MindData would only fail mid-epoch
@@ -250,8 +266,9 @@ def _check_image_folder(folder: Path):
             with Image.open(image) as opened:
                 opened.verify()
         except (UnidentifiedImageError, OSError, SyntaxError) as error:
-            raise ValueError(f"{image} is not a readable image ({type(error).__name__}). Fix: remove or replace "
-                             f"the file; every file in a class folder must be an image.") from None
+            raise ValueError(_("{image} is not a readable image ({type}). Fix: remove or replace the file; every "
+                               "file in a class folder must be an image.").format(
+                image=image, type=type(error).__name__)) from None
     return [c.name for c in classes]
 
 
@@ -321,7 +338,8 @@ def create_segmentation_dataset(path=None, batch_size=16, train=True, num_parall
         fix = REGENERATE_HINT if path is None else (
             "Fix: pass the folder that holds both files (written by course_lib.data.generate), or path=None for the "
             "embedded shapes.")
-        raise FileNotFoundError(f"Expected {file.name} and its index {file.name}.db in {root}. {fix}")
+        raise FileNotFoundError(_("Expected {file_name} and its index {file_name}.db in {root}. {fix}").format(
+            file_name=file.name, root=root, fix=fix))
     shuffle = train if shuffle is None else shuffle
     drop_remainder = train if drop_remainder is None else drop_remainder
 

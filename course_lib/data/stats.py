@@ -12,6 +12,7 @@ import mindspore.dataset as ds
 
 from course_lib.paths import scrub_paths
 from course_lib.validation import check_count
+from course_lib.i18n import _
 
 __all__ = ["Throughput", "measure_throughput", "compare_workers", "expected_steps", "is_batched",
            "sample_fingerprints", "pipeline_error_message"]
@@ -21,9 +22,9 @@ _PIPELINE_SECTION = "Dataset Pipeline Error Message"
 
 def _check_dataset(dataset):
     if not isinstance(dataset, ds.Dataset):
-        raise ValueError(f"dataset must be a mindspore.dataset pipeline (e.g. ds.MnistDataset(...).batch(32)), "
-                         f"got {type(dataset).__name__}. Fix: pass the pipeline object itself, not an iterator "
-                         f"or a list of batches.")
+        raise ValueError(_("dataset must be a mindspore.dataset pipeline (e.g. ds.MnistDataset(...).batch(32)), "
+                           "got {type}. Fix: pass the pipeline object itself, not an iterator or a list of batches.").format(
+            type=type(dataset).__name__))
 
 
 def is_batched(dataset) -> bool:
@@ -67,14 +68,16 @@ def measure_throughput(dataset, max_batches=None, warmup_batches=1, column=0) ->
         max_batches = check_count("max_batches", max_batches, 1, "pass None for the whole epoch, or e.g. 20.")
     warmup_batches = check_count("warmup_batches", warmup_batches, 0, "use 0 to time everything, 1 to skip start-up.")
     if not isinstance(column, (str, numbers.Integral)) or isinstance(column, bool):
-        raise ValueError(f"column must be a column index (int) or name (str), got {column!r}. Fix: e.g. 'image'.")
+        raise ValueError(_("column must be a column index (int) or name (str), got {column!r}. Fix: e.g. 'image'.").format(
+            column=column))
     names = dataset.get_col_names()
     if isinstance(column, str) and column not in names:
-        raise ValueError(f"column {column!r} is not in this pipeline; its columns are {names}. "
-                         f"Fix: pass one of those names.")
+        raise ValueError(_("column {column!r} is not in this pipeline; its columns are {names}. Fix: pass one of "
+                           "those names.").format(column=column, names=names))
     if not isinstance(column, str) and not 0 <= column < len(names):
-        raise ValueError(f"column index {column} is out of range for the columns {names}. "
-                         f"Fix: use 0..{len(names) - 1} or a column name.")
+        raise ValueError(_("column index {column} is out of range for the columns {names}. Fix: use "
+                           "0..{len_names_1} or a column name.").format(
+            column=column, names=names, len_names_1=len(names) - 1))
 
     batched = is_batched(dataset)
     if isinstance(column, str):
@@ -92,9 +95,9 @@ def measure_throughput(dataset, max_batches=None, warmup_batches=1, column=0) ->
             if max_batches is not None and batches >= max_batches:
                 break
     if start is None or batches == 0:
-        raise ValueError(f"the pipeline yielded no rows after the {warmup_batches} warm-up batch(es), so nothing "
-                         f"was timed. Fix: lower warmup_batches, or use a pipeline with more batches "
-                         f"(smaller batch_size).")
+        raise ValueError(_("the pipeline yielded no rows after the {warmup_batches} warm-up batch(es), so nothing "
+                           "was timed. Fix: lower warmup_batches, or use a pipeline with more batches (smaller "
+                           "batch_size).").format(warmup_batches=warmup_batches))
     seconds = time.perf_counter() - start
     iterator.stop()
     return Throughput(samples=samples, batches=batches, seconds=seconds)
@@ -107,18 +110,18 @@ def compare_workers(build_dataset, workers=(1, 2), repeats=2, **measure_kwargs) 
     machine slows all settings alike; the fastest run of each is kept. Returns ``{workers: Throughput}``.
     """
     if not callable(build_dataset):
-        raise ValueError(f"build_dataset must be a function taking num_parallel_workers and returning a pipeline, "
-                         f"got {type(build_dataset).__name__}. Fix: e.g. "
-                         "lambda num_parallel_workers: "
-                         "create_mnist_dataset(num_parallel_workers=num_parallel_workers).")
+        raise ValueError(_("build_dataset must be a function taking num_parallel_workers and returning a pipeline, "
+                           "got {type}. Fix: e.g. lambda num_parallel_workers: "
+                           "create_mnist_dataset(num_parallel_workers=num_parallel_workers).").format(
+            type=type(build_dataset).__name__))
     workers = tuple(workers)
     if not workers:
-        raise ValueError("workers is empty. Fix: pass the worker counts to compare, e.g. (1, 2).")
+        raise ValueError(_("workers is empty. Fix: pass the worker counts to compare, e.g. (1, 2)."))
     for value in workers:
         check_count("each entry of workers", value, 1, "worker counts are positive ints such as 1 or 2.")
     repeats = check_count("repeats", repeats, 1, "e.g. repeats=2 (best of two runs).")
     best = {}
-    for _ in range(repeats):
+    for _repeat in range(repeats):
         for count in workers:
             result = measure_throughput(build_dataset(num_parallel_workers=count), **measure_kwargs)
             if count not in best or result.samples_per_second > best[count].samples_per_second:
@@ -138,7 +141,8 @@ def expected_steps(num_samples, batch_size, drop_remainder=False, repeat_count=1
     repeat_count = check_count("repeat_count", repeat_count, 1, "e.g. 1 (one pass).")
     num_shards = check_count("num_shards", num_shards, 1, "1 for one process, the group size for data parallel.")
     if not isinstance(drop_remainder, bool):
-        raise ValueError(f"drop_remainder must be True or False, got {drop_remainder!r}.")
+        raise ValueError(_("drop_remainder must be True or False, got {drop_remainder!r}.").format(
+            drop_remainder=drop_remainder))
     per_shard = math.ceil(num_samples / num_shards)
     batches = per_shard // batch_size if drop_remainder else math.ceil(per_shard / batch_size)
     return batches * repeat_count
@@ -152,8 +156,8 @@ def sample_fingerprints(dataset, column="image") -> list:
     _check_dataset(dataset)
     names = dataset.get_col_names()
     if column not in names:
-        raise ValueError(f"column {column!r} is not in this pipeline; its columns are {names}. "
-                         f"Fix: pass one of those names.")
+        raise ValueError(_("column {column!r} is not in this pipeline; its columns are {names}. Fix: pass one of "
+                           "those names.").format(column=column, names=names))
     batched = is_batched(dataset)
     prints = []
     for row in dataset.create_dict_iterator(num_epochs=1, output_numpy=True):

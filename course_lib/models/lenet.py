@@ -3,6 +3,7 @@ fixed-size reshape)."""
 from mindspore import nn
 from mindspore.common.initializer import TruncatedNormal
 from course_lib.validation import check_int  # absolute: MindSpore's amp rewrite re-executes this module's source
+from course_lib.i18n import _
 
 __all__ = ["LeNet5", "lenet5", "LENET_INITS"]
 
@@ -23,8 +24,9 @@ def _check_positive_int(name: str, value, example: str) -> int:
 def _check_init(init) -> None:
     if init not in LENET_INITS:
         raise ValueError(
-            f"init must be one of {LENET_INITS}, got {init!r}. Fix: use 'default' to train, or 'seed' to "
-            "reproduce the TruncatedNormal(0.02) initialisation of the programming guide's 'Training'."
+            _("init must be one of {LENET_INITS}, got {init!r}. Fix: use 'default' to train, or 'seed' to "
+              "reproduce the TruncatedNormal(0.02) initialisation of the programming guide's 'Training'.").format(
+            LENET_INITS=LENET_INITS, init=init)
         )
 
 

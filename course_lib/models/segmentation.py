@@ -12,6 +12,7 @@ itself (a rectangle stays axis-aligned), and without them the network overfits t
 import numpy as np
 from mindspore import nn, ops
 from course_lib.validation import check_int  # absolute: MindSpore's amp rewrite re-executes this module's source
+from course_lib.i18n import _
 
 __all__ = ["SegmentationFCN", "segmentation_fcn", "RandomFlipTranspose"]
 
@@ -100,11 +101,13 @@ class RandomFlipTranspose:
         batched = image.ndim == 4
         if image.ndim not in (3, 4) or label.ndim != image.ndim - 1 or \
                 image.shape[:1] * batched + image.shape[-2:] != label.shape[:1] * batched + label.shape[-2:]:
-            raise ValueError(f"RandomFlipTranspose expects image (N, C, H, W) with label (N, H, W), or (C, H, W) "
-                             f"with (H, W); got image {image.shape} and label {label.shape}.")
+            raise ValueError(_("RandomFlipTranspose expects image (N, C, H, W) with label (N, H, W), or (C, H, W) "
+                               "with (H, W); got image {image_shape} and label {label_shape}.").format(
+                image_shape=image.shape, label_shape=label.shape))
         if image.shape[-1] != image.shape[-2]:
-            raise ValueError(f"RandomFlipTranspose needs square images (transpose swaps H and W), got "
-                             f"{image.shape[-2]}x{image.shape[-1]}. Fix: crop or resize to a square first.")
+            raise ValueError(_("RandomFlipTranspose needs square images (transpose swaps H and W), got "
+                               "{image_shape_2}x{image_shape_1}. Fix: crop or resize to a square first.").format(
+                image_shape_2=image.shape[-2], image_shape_1=image.shape[-1]))
         if not batched:
             return self._one(image, label)
         images, labels = zip(*(self._one(one_image, one_label) for one_image, one_label in zip(image, label)))
