@@ -15,9 +15,9 @@ import mindspore.dataset.transforms as transforms
 import mindspore.dataset.vision as vision
 from mindspore.dataset.vision import Inter
 
-from course_lib.data.generate import IGNORE_LABEL, MANIFEST_NAME, REGENERATE_HINT, SHAPES_CLASSES, SHAPES_SIZE
+from course_lib.data.generate import IGNORE_LABEL, MANIFEST_NAME, regenerate_hint, SHAPES_CLASSES, SHAPES_SIZE
 from course_lib.paths import DATA_DIR
-from course_lib.validation import check_int
+from course_lib.validation import check_bool, check_int, check_path, check_together
 from course_lib.i18n import _
 
 __all__ = [
@@ -45,28 +45,20 @@ def default_num_workers() -> int:
 
 
 # ------------------------------------------------------------------------------------------ validation
-def _check_int(name, value, low, high=None, fix=""):
-    allowed = "an int >= {low}" if high is None else "an int from {low} to {high}"
-    return check_int(name, value, low, high, fix, type_error=ValueError,
-                     message=f"{{name}} must be {allowed}, got {{value!r}}." + (" Fix: {fix}" if fix else ""))
-
-
 def _check_common(batch_size, train, num_parallel_workers, num_shards, shard_id):
-    _check_int("batch_size", batch_size, 1, fix="pass a positive batch size such as 32.")
-    if not isinstance(train, bool):
-        raise ValueError(_("train must be True or False, got {train!r}.").format(train=train))
+    check_int("batch_size", batch_size, 1, fix=_("pass a positive batch size such as 32"))
+    check_bool("train", train, _("True for the training split, False for the test split"))
     cores = default_num_workers()
     if num_parallel_workers is None:
         num_parallel_workers = cores
-    _check_int("num_parallel_workers", num_parallel_workers, 1, cores,
-               fix=f"this machine has {cores} cores; leave it as None to use them all.")
-    if (num_shards is None) != (shard_id is None):
-        raise ValueError(_("num_shards and shard_id go together, got num_shards={num_shards!r}, "
-                           "shard_id={shard_id!r}. Fix: pass both (e.g. num_shards=get_group_size(), "
-                           "shard_id=get_rank()) or neither.").format(num_shards=num_shards, shard_id=shard_id))
+    check_int("num_parallel_workers", num_parallel_workers, 1, cores,
+              fix=_("this machine has {cores} cores; leave it as None to use them all").format(cores=cores))
+    check_together("num_shards", num_shards, "shard_id", shard_id,
+                   _("pass both (e.g. num_shards=get_group_size(), shard_id=get_rank()) or neither"))
     if num_shards is not None:
-        _check_int("num_shards", num_shards, 1)
-        _check_int("shard_id", shard_id, 0, num_shards - 1, fix="shard_id is this process's rank, 0..num_shards-1.")
+        check_int("num_shards", num_shards, 1, fix=_("pass the number of processes, e.g. get_group_size()"))
+        check_int("shard_id", shard_id, 0, num_shards - 1,
+                  fix=_("shard_id is this process's rank, 0..num_shards-1"))
     return int(num_parallel_workers)
 
 
@@ -75,25 +67,25 @@ def _check_batches(batch_size, samples, num_shards, drop_remainder, what):
     shard gives 0 batches, and MindData says nothing until something downstream fails."""
     shards = num_shards or 1
     per_shard = -(-samples // shards)  # MindSpore's DistributedSampler gives each shard ceil(n / shards)
-    where = f"{what}" + (f" ({per_shard:,} per shard of {shards})" if shards > 1 else "")
+    where = what if shards == 1 else _("{what} ({per_shard:,} per shard of {shards})").format(
+        what=what, per_shard=per_shard, shards=shards)
     if samples == 0 or per_shard == 0:
         raise ValueError(_("{what} holds no samples, so the pipeline would give 0 batches. Fix: pass a folder with "
                            "data in it, or path=None for the embedded data.").format(what=what))
     if drop_remainder and batch_size > per_shard:
         raise ValueError(_("batch_size {batch_size} is larger than the {samples:,} samples of {where}, so with "
                            "drop_remainder=True the pipeline would give 0 batches. Fix: a batch_size of at most "
-                           "{per_shard:,} (e.g. --batch_size {min_32_per_shard}), or drop_remainder=False to keep "
-                           "the one partial batch.").format(
-            batch_size=batch_size, samples=samples, where=where, per_shard=per_shard, min_32_per_shard=min(32, per_shard)))
+                           "{per_shard:,} (e.g. --batch_size {example}), or drop_remainder=False to keep the one "
+                           "partial batch.").format(batch_size=batch_size, samples=samples, where=where,
+                                                    per_shard=per_shard, example=min(32, per_shard)))
 
 
 # ----------------------------------------------------------------------------------------- embedded data
 def _manifest() -> dict:
     path = DATA_DIR / MANIFEST_NAME
     if not path.is_file():
-        raise FileNotFoundError(_("The embedded data manifest {data_dir_name}/{MANIFEST_NAME} is missing. "
-                                  "{REGENERATE_HINT}").format(
-            data_dir_name=DATA_DIR.name, MANIFEST_NAME=MANIFEST_NAME, REGENERATE_HINT=REGENERATE_HINT))
+        raise FileNotFoundError(_("The embedded data manifest {file} is missing. {fix}").format(
+            file=f"{DATA_DIR.name}/{MANIFEST_NAME}", fix=regenerate_hint()))
     entries = {}
     for line in path.read_text().splitlines():
         digest, _sep, name = line.partition("  ")
@@ -108,17 +100,17 @@ def verify_embedded_data(name: str) -> Path:
         return DATA_DIR / name
     expected = {k: v for k, v in _manifest().items() if k.startswith(name + "/")}
     if not expected:
-        raise FileNotFoundError(_("data/{MANIFEST_NAME} lists no files for {name!r}. {REGENERATE_HINT}").format(
-            MANIFEST_NAME=MANIFEST_NAME, name=name, REGENERATE_HINT=REGENERATE_HINT))
+        raise FileNotFoundError(_("{file} lists no files for {name!r}. {fix}").format(
+            file=f"{DATA_DIR.name}/{MANIFEST_NAME}", name=name, fix=regenerate_hint()))
     for rel, digest in expected.items():
         path = DATA_DIR / rel
         if not path.is_file():
-            raise FileNotFoundError(_("Embedded data file {data_dir_name}/{rel} is missing. {REGENERATE_HINT}").format(
-                data_dir_name=DATA_DIR.name, rel=rel, REGENERATE_HINT=REGENERATE_HINT))
+            raise FileNotFoundError(_("Embedded data file {file} is missing. {fix}").format(
+                file=f"{DATA_DIR.name}/{rel}", fix=regenerate_hint()))
         if hashlib.sha256(path.read_bytes()).hexdigest() != digest:
-            raise ValueError(_("Embedded data file {data_dir_name}/{rel} is corrupted (its sha256 does not match "
-                               "data/{MANIFEST_NAME}). {REGENERATE_HINT}").format(
-                data_dir_name=DATA_DIR.name, rel=rel, MANIFEST_NAME=MANIFEST_NAME, REGENERATE_HINT=REGENERATE_HINT))
+            raise ValueError(_("Embedded data file {file} is corrupted (its sha256 does not match {manifest}). "
+                               "{fix}").format(file=f"{DATA_DIR.name}/{rel}",
+                                               manifest=f"{DATA_DIR.name}/{MANIFEST_NAME}", fix=regenerate_hint()))
     _verified.add(name)
     return DATA_DIR / name
 
@@ -126,14 +118,8 @@ def verify_embedded_data(name: str) -> Path:
 def _resolve(path, embedded: str, what: str) -> Path:
     if path is None:
         return verify_embedded_data(embedded)
-    if not isinstance(path, (str, os.PathLike)):
-        raise ValueError(_("path must be a folder path (str or Path) or None for the embedded data, got {path!r}.").format(
-            path=path))
-    if not os.fspath(path).strip():
-        raise ValueError(_("Data path is empty ({os_fspath_path!r}); expected a folder holding {what}. Fix: pass "
-                           "that folder, or path=None (data_path: null) for the embedded data.").format(
-            os_fspath_path=os.fspath(path), what=what))
-    path = Path(path).expanduser()
+    path = check_path("path", path, _("pass the folder that holds {what}, or path=None (data_path: null) for the "
+                                      "embedded data").format(what=what)).expanduser()
     if not path.exists():
         raise FileNotFoundError(_("Data path {path} does not exist. Expected {what}. Fix: pass the folder that "
                                   "holds it, or path=None for the embedded data.").format(path=path, what=what))
@@ -156,8 +142,8 @@ def _check_idx(path: Path, magic_dims: int):
     expected = 4 + 4 * magic_dims + int(np.prod(dims))
     if path.stat().st_size != expected:
         raise ValueError(_("{path} is truncated or corrupted: header announces {dims} ({expected} bytes) but the "
-                           "file has {st_size} bytes.").format(
-            path=path, dims=dims, expected=expected, st_size=path.stat().st_size))
+                           "file has {size} bytes. Fix: download the file again (or path=None for the embedded "
+                           "digits).").format(path=path, dims=dims, expected=expected, size=path.stat().st_size))
     return dims[0]
 
 
@@ -171,10 +157,11 @@ def mnist_labels(labels_file) -> np.ndarray:
     labels = np.frombuffer(Path(labels_file).read_bytes()[8:], np.uint8)
     bad = np.flatnonzero(labels >= MNIST_NUM_CLASSES)
     if bad.size:
-        raise ValueError(_("{labels_file} has {bad_size} label(s) outside 0-{mnist_num_classes_1}: value "
-                           "{labels_bad_0} at sample {bad_0}. The file is corrupted. Fix: download the MNIST label "
+        raise ValueError(_("{labels_file} has {count} label(s) outside 0-{last}: value "
+                           "{value} at sample {sample}. The file is corrupted. Fix: download the MNIST label "
                            "files again (or path=None for the embedded digits).").format(
-            labels_file=labels_file, bad_size=bad.size, mnist_num_classes_1=MNIST_NUM_CLASSES - 1, labels_bad_0=int(labels[bad[0]]), bad_0=int(bad[0])))
+            labels_file=labels_file, count=bad.size, last=MNIST_NUM_CLASSES - 1, value=int(labels[bad[0]]),
+            sample=int(bad[0])))
     return labels
 
 
@@ -185,22 +172,22 @@ def _mnist_folder(root: Path, train: bool) -> Path:
         if all((folder / n).is_file() for n in names):
             return folder
     raise FileNotFoundError(
-        _("No MNIST {train_if_train_else_test} files in {root}: expected {names_0} and {names_1} there (or in its "
-          "{train_if_train_else_test}/ subfolder). Fix: download and gunzip MNIST into that folder, or pass "
+        _("No MNIST {split} files in {root}: expected {images} and {labels} there (or in its "
+          "{split}/ subfolder). Fix: download and gunzip MNIST into that folder, or pass "
           "path=None to use the embedded digits.").format(
-        train_if_train_else_test='train' if train else 'test', root=root, names_0=names[0], names_1=names[1]))
+        split="train" if train else "test", root=root, images=names[0], labels=names[1]))
 
 
 def _check_num_classes(num_classes, found: int, where):
     """The labels run 0..found-1: a network with fewer outputs would train silently on out-of-range labels."""
     if num_classes is None:
         return
-    _check_int("num_classes", num_classes, 2, fix="pass the number of classes the network predicts.")
+    check_int("num_classes", num_classes, 2, fix=_("pass the number of classes the network predicts"))
     if found > num_classes:
-        raise ValueError(_("{where} has {found} classes (labels 0-{found_1}), but num_classes is {num_classes}: "
+        raise ValueError(_("{where} has {found} classes (labels 0-{last}), but num_classes is {num_classes}: "
                            "labels >= {num_classes} would train silently with a meaningless loss. Fix: "
                            "num_classes={found} (--num_classes {found}).").format(
-            where=where, found=found, found_1=found - 1, num_classes=num_classes))
+            where=where, found=found, last=found - 1, num_classes=num_classes))
 
 
 def create_mnist_dataset(path=None, batch_size=32, train=True, image_size=32, num_parallel_workers=None,
@@ -213,21 +200,21 @@ def create_mnist_dataset(path=None, batch_size=32, train=True, image_size=32, nu
     ``num_classes`` (optional): the network's number of outputs, checked against the labels in the file.
     """
     workers = _check_common(batch_size, train, num_parallel_workers, num_shards, shard_id)
-    _check_int("image_size", image_size, 8, fix="LeNet-5 expects 32.")
-    root = _resolve(path, "digits_mnist", "MNIST IDX files (train-images-idx3-ubyte, ...)")
+    check_int("image_size", image_size, 8, fix=_("LeNet-5 expects 32"))
+    root = _resolve(path, "digits_mnist", _("MNIST IDX files (train-images-idx3-ubyte, ...)"))
     folder = _mnist_folder(root, train)
     images_file, labels_file = (folder / n for n in _MNIST_FILES[train])
     samples = _check_idx(images_file, 3)
     if samples != _check_idx(labels_file, 1):
-        raise ValueError(_("{images_file_name} and {labels_file_name} in {folder} hold different numbers of "
+        raise ValueError(_("{images} and {labels} in {folder} hold different numbers of "
                            "samples. Fix: use matching files from the same MNIST download.").format(
-            images_file_name=images_file.name, labels_file_name=labels_file.name, folder=folder))
+            images=images_file.name, labels=labels_file.name, folder=folder))
     labels = mnist_labels(labels_file)
     _check_num_classes(num_classes, int(labels.max()) + 1 if labels.size else 0, labels_file)
     shuffle = train if shuffle is None else shuffle
     drop_remainder = train if drop_remainder is None else drop_remainder
     _check_batches(batch_size, samples, num_shards, drop_remainder,
-                   f"the MNIST {'train' if train else 'test'} set {images_file.name}")
+                   _("the MNIST {split} set {file}").format(split="train" if train else "test", file=images_file.name))
 
     data = ds.MnistDataset(str(folder), usage="train" if train else "test", shuffle=shuffle,
                            num_shards=num_shards, shard_id=shard_id, num_parallel_workers=workers)
@@ -255,10 +242,10 @@ def _check_image_folder(folder: Path):
                            "path=None for the embedded digits.").format(folder=folder))
     firsts = [next((f for f in sorted(c.iterdir()) if f.suffix.lower() in IMAGE_EXTENSIONS), None) for c in classes]
     if not any(firsts):
-        raise ValueError(_("The class folders of {folder} ({join_c_name_for_c_in_classes_5}) contain no images "
-                           "with extensions {IMAGE_EXTENSIONS}. Fix: put the images into the class folders, or "
+        raise ValueError(_("The class folders of {folder} ({classes}) contain no images "
+                           "with extensions {extensions}. Fix: put the images into the class folders, or "
                            "pass path=None for the embedded digits.").format(
-            folder=folder, join_c_name_for_c_in_classes_5=', '.join(c.name for c in classes[:5]), IMAGE_EXTENSIONS=IMAGE_EXTENSIONS))
+            folder=folder, classes=", ".join(c.name for c in classes[:5]), extensions=IMAGE_EXTENSIONS))
     from PIL import Image, UnidentifiedImageError
 
     for image in filter(None, firsts):  # one cheap check per class: MindData would only fail mid-epoch
@@ -295,15 +282,15 @@ def create_imagefolder_dataset(path=None, batch_size=32, train=True, image_size=
     ``num_classes`` (optional): the network's number of outputs; more class folders than that is an error.
     """
     workers = _check_common(batch_size, train, num_parallel_workers, num_shards, shard_id)
-    _check_int("image_size", image_size, 8, fix="use e.g. 224 (ImageNet) or 64 (quick runs).")
-    root = _resolve(path, "digits_png", "an ImageNet-style root with train/ and val/ class folders")
+    check_int("image_size", image_size, 8, fix=_("use e.g. 224 (ImageNet) or 64 (quick runs)"))
+    root = _resolve(path, "digits_png", _("an ImageNet-style root with train/ and val/ class folders"))
     folder = root / ("train" if train else "val")
     classes = _check_image_folder(folder)
     _check_num_classes(num_classes, len(classes), folder)
     shuffle = train if shuffle is None else shuffle
     drop_remainder = train if drop_remainder is None else drop_remainder
     _check_batches(batch_size, _count_images(folder, batch_size * (num_shards or 1)), num_shards, drop_remainder,
-                   f"the image folder {folder.name}/")
+                   _("the image folder {folder}/").format(folder=folder.name))
 
     data = ds.ImageFolderDataset(str(folder), shuffle=shuffle, num_shards=num_shards, shard_id=shard_id,
                                  num_parallel_workers=workers, extensions=list(IMAGE_EXTENSIONS))
@@ -332,21 +319,22 @@ def create_segmentation_dataset(path=None, batch_size=16, train=True, num_parall
     ``path`` is a folder holding ``shapes_train.mindrecord`` / ``shapes_val.mindrecord`` (None = embedded).
     """
     workers = _check_common(batch_size, train, num_parallel_workers, num_shards, shard_id)
-    root = _resolve(path, "shapes", "shapes_train.mindrecord and shapes_val.mindrecord")
+    root = _resolve(path, "shapes", _("shapes_train.mindrecord and shapes_val.mindrecord"))
     file = root / f"shapes_{'train' if train else 'val'}.mindrecord"
     if not file.is_file() or not Path(str(file) + ".db").is_file():
-        fix = REGENERATE_HINT if path is None else (
+        fix = regenerate_hint() if path is None else _(
             "Fix: pass the folder that holds both files (written by course_lib.data.generate), or path=None for the "
             "embedded shapes.")
-        raise FileNotFoundError(_("Expected {file_name} and its index {file_name}.db in {root}. {fix}").format(
-            file_name=file.name, root=root, fix=fix))
+        raise FileNotFoundError(_("Expected {file} and its index {file}.db in {root}. {fix}").format(
+            file=file.name, root=root, fix=fix))
     shuffle = train if shuffle is None else shuffle
     drop_remainder = train if drop_remainder is None else drop_remainder
 
     data = ds.MindDataset(str(file), columns_list=["image", "mask", "height", "width"], shuffle=shuffle,
                           num_shards=num_shards, shard_id=shard_id, num_parallel_workers=workers)
     samples = ds.MindDataset(str(file), columns_list=["height"], shuffle=False).get_dataset_size()
-    _check_batches(batch_size, samples, num_shards, drop_remainder, f"the MindRecord file {file.name}")
+    _check_batches(batch_size, samples, num_shards, drop_remainder,
+                   _("the MindRecord file {file}").format(file=file.name))
     data = data.map(operations=[vision.Decode(), vision.Rescale(1.0 / 255.0, 0.0), vision.HWC2CHW()],
                     input_columns="image", num_parallel_workers=workers)
     data = data.map(operations=_decode_mask, input_columns=["mask", "height", "width"], output_columns=["label"],

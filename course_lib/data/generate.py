@@ -42,7 +42,10 @@ STAGING_PREFIX = _staging.DATAGEN_PREFIX
 #: The disk space datagen needs, for the free-space check: `du -s data` is 13 MB on a disk with 4 KiB blocks
 #: (6.9 MB of file content in about 1,800 small files).
 EXPECTED_BYTES = 14_000_000
-REGENERATE_HINT = "Regenerate it with `make data` (or `python -m course_lib.data.generate`) from the repository root."
+def regenerate_hint() -> str:
+    """The fix for missing or damaged embedded data, in the learner's language."""
+    return _("Fix: regenerate it with `make data` (or `python -m course_lib.data.generate`) from the repository "
+             "root.")
 
 
 # ---------------------------------------------------------------------------------------------- digits
@@ -258,8 +261,8 @@ def generate(target: Path = DATA_DIR, quiet: bool = False) -> Path:
             _("Not writing into {target}: it holds files that datagen did not write, and datagen never replaces "
               "them:\n  {shown}\nFix: pass an empty or new folder to --out, or move these files away first.").format(
             target=target, shown=shown))
-    fix = (f"free at least {_staging.megabytes(EXPECTED_BYTES)} on that disk, or pass another folder with "
-           f"--out (`python -m course_lib.data.generate --out /a/folder/with/space`).")
+    fix = _("free at least {size} on that disk, or pass another folder with --out (`python -m "
+            "course_lib.data.generate --out /a/folder/with/space`).").format(size=_staging.megabytes(EXPECTED_BYTES))
     if _staging.shutil_free(target.parent) < EXPECTED_BYTES:
         raise _staging.DiskFullError(_("the course's data sets"), target.parent, EXPECTED_BYTES, fix)
     staging = _staging.claim(target.parent, STAGING_PREFIX)
@@ -284,8 +287,8 @@ def generate(target: Path = DATA_DIR, quiet: bool = False) -> Path:
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     if not quiet:
-        print(_("wrote {n_manifest_splitlines} files under {target}/ and {MANIFEST_NAME}").format(
-            n_manifest_splitlines=len(manifest.splitlines()), target=relative(target), MANIFEST_NAME=MANIFEST_NAME))
+        print(_("wrote {count} files under {target}/ and {manifest}").format(
+            count=len(manifest.splitlines()), target=relative(target), manifest=MANIFEST_NAME))
     return target
 
 
