@@ -17,7 +17,8 @@ import math
 
 from mindspore import nn, ops
 from mindspore.common.initializer import HeNormal, HeUniform, Uniform
-from course_lib.validation import check_bool, check_int, wrong_type  # absolute: MindSpore's amp rewrite re-executes this module's source
+# absolute imports: MindSpore's amp rewrite re-executes this module's source
+from course_lib.validation import check_bool, check_int, wrong_type
 from course_lib.i18n import _
 
 __all__ = ["ResNet", "ResidualBlockBase", "ResidualBlock", "resnet18", "resnet34", "resnet50", "resnet101"]
