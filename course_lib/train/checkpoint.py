@@ -360,9 +360,9 @@ class CheckpointManager:
 
         lock = FolderLock(
             self.folder, LOCK_NAME, error=CheckpointFolderBusy,
-            busy_message="checkpoint_dir {folder} is in use by another run ({owner}); two runs on one folder "
-                         "would overwrite each other's checkpoints. Fix: wait for it to finish, stop it, or pass "
-                         "another --checkpoint_dir.")
+            busy_message=_("checkpoint_dir {folder} is in use by another run ({owner}); two runs on one folder "
+                           "would overwrite each other's checkpoints. Fix: wait for it to finish, stop it, or pass "
+                           "another --checkpoint_dir."))
         lock.acquire()
         self._lock_fd = lock
 
