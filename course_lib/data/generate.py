@@ -215,22 +215,24 @@ def _not_datagens(target: Path) -> list[str]:
         return []
     manifest = target / MANIFEST_NAME
     if not manifest.is_file():
-        return [f"{name} (no {MANIFEST_NAME} says datagen wrote it)" for name in present]
+        return [_("{name} (no {manifest} says datagen wrote it)").format(name=name, manifest=MANIFEST_NAME)
+                for name in present]
     listed = {}
     for line in manifest.read_text(encoding="utf-8", errors="replace").splitlines():
         digest, _sep, name = line.partition("  ")
         if not name or len(digest) != 64:
-            return [f"{MANIFEST_NAME} (not a datagen manifest: line {line[:60]!r})"]
+            return [_("{manifest} (not a datagen manifest: line {line!r})").format(manifest=MANIFEST_NAME,
+                                                                                    line=line[:60])]
         listed[name] = digest
     found = {p.relative_to(target).as_posix(): p for name in DATASETS if (target / name).exists()
              for p in ([target / name] if (target / name).is_file() else (target / name).rglob("*")) if p.is_file()}
-    problems = [f"{name} (not written by datagen)" for name in sorted(set(found) - set(listed))]
-    problems += [f"{name} (listed in {MANIFEST_NAME}, missing)" for name in sorted(set(listed) - set(found))
-                 if name.split("/")[0] in DATASETS]
-    problems += [f"{name} (changed since datagen wrote it)" for name in sorted(set(found) & set(listed))
-                 if file_digest(found[name]) != listed[name]]
-    problems += [f"{MANIFEST_NAME} (lists {name}, which is not datagen's)" for name in sorted(listed)
-                 if name.split("/")[0] not in DATASETS]
+    problems = [_("{name} (not written by datagen)").format(name=name) for name in sorted(set(found) - set(listed))]
+    problems += [_("{name} (listed in {manifest}, missing)").format(name=name, manifest=MANIFEST_NAME)
+                 for name in sorted(set(listed) - set(found)) if name.split("/")[0] in DATASETS]
+    problems += [_("{name} (changed since datagen wrote it)").format(name=name)
+                 for name in sorted(set(found) & set(listed)) if file_digest(found[name]) != listed[name]]
+    problems += [_("{manifest} (lists {name}, which is not datagen's)").format(manifest=MANIFEST_NAME, name=name)
+                 for name in sorted(listed) if name.split("/")[0] not in DATASETS]
     return problems
 
 

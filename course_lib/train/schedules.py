@@ -105,7 +105,7 @@ def optimizer_lr_values(optimizer):
     schedule = optimizer.learning_rate
     values = getattr(schedule, "learning_rate", None) if optimizer.dynamic_lr else None
     if values is None or getattr(values, "ndim", 0) != 1:
-        kind = type(schedule).__name__ if optimizer.dynamic_lr else "a fixed learning rate"
+        kind = type(schedule).__name__ if optimizer.dynamic_lr else _("a fixed learning rate")
         raise TypeError(_("the optimizer holds no per-step learning rates (it has {kind}). Fix: pass "
                           "learning_rate=<a list or 1-D Tensor with one rate per step>.").format(kind=kind))
     return [float(v) for v in values.asnumpy()]
