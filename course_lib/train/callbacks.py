@@ -215,7 +215,7 @@ class LossRecorder(Callback):
 
     def record(self, name: str, value, epoch: int | None = None):
         """Add ``value`` of metric ``name`` for ``epoch`` (default: the epoch being trained)."""
-        check_str("name", name, _("e.g. 'accuracy'"))
+        check_str("metric name", name, _("e.g. 'accuracy'"))
         number = loss_value(value) if isinstance(value, Tensor) else value
         try:
             number = float(number)
@@ -268,7 +268,8 @@ class EvalCallback(Callback):
 
     Modern form of the blog post's ``EvaluateCallBack``. Results: ``scores`` ([(epoch, value)]), ``best_score``,
     ``best_epoch``. ``mode="max"`` for accuracy-like metrics, ``"min"`` for losses. ``history``: any object with
-    ``record(name, value)``, e.g. a ``LossRecorder``. Needs only MindSpore, numpy and ``course_lib.train.checkpoint``.
+    ``record(name, value)``, e.g. a ``LossRecorder``. Needs only MindSpore, numpy, ``course_lib.train.checkpoint``
+    and layer 0 (``course_lib.validation``, ``course_lib.i18n``).
     """
 
     def __init__(self, model, eval_dataset, metric_name, every=1, best_ckpt_path=None, mode="max",
