@@ -271,7 +271,7 @@ def export_mindir(net, example_input, path, dynamic_batch=False) -> Path:
             os.close(fd)
         digest = file_sha256(temp)
         with open(digest_temp, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(_("{digest}  {path_name}\n").format(digest=digest, path_name=path.name))
+            handle.write(f"{digest}  {path.name}\n")
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temp, path)

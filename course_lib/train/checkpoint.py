@@ -30,14 +30,14 @@ class CorruptCheckpointError(ValueError):
 def _checkpoint_path(path, must_exist: bool) -> Path:
     path = check_path("path", path, _("pass the checkpoint file's path, e.g. 'outputs/lenet5.ckpt'")).expanduser()
     if path.suffix != ".ckpt":
-        raise ValueError(_("checkpoint file name must end with .ckpt, got {path_name!r}. Fix: e.g. {name!r}.").format(
-            path_name=path.name, name=path.with_suffix('.ckpt').name))
+        raise ValueError(_("checkpoint file name must end with .ckpt, got {name!r}. Fix: e.g. {example!r}.").format(
+            name=path.name, example=path.with_suffix(".ckpt").name))
     if must_exist:
         if not path.exists():
             raise FileNotFoundError(_("Checkpoint {path} does not exist. Fix: check the path, or train first so "
                                       "that the checkpoint is written.").format(path=relative(path)))
         if path.is_dir():
-            raise ValueError(_("Checkpoint path {path} is a folder; pass the .ckpt file inside it.").format(
+            raise ValueError(_("Checkpoint path {path} is a folder. Fix: pass the .ckpt file inside it.").format(
                 path=relative(path)))
     return path
 
@@ -61,8 +61,8 @@ def save_checkpoint(save_obj, path, append_dict=None, crc_check=True) -> Path:
     blocker = next((p for p in [path.parent, *path.parent.parents] if p.exists() and not p.is_dir()), None)
     if blocker is not None:
         raise NotADirectoryError(_("Cannot save checkpoint {path}: {blocker} is a file, not a folder. Fix: save "
-                                   "into a folder path, e.g. {blocker_parent_ckpt}.").format(
-            path=relative(path), blocker=relative(blocker), blocker_parent_ckpt=relative(blocker.parent / 'ckpt')))
+                                   "into a folder path, e.g. {example}.").format(
+            path=relative(path), blocker=relative(blocker), example=relative(blocker.parent / "ckpt")))
     path.parent.mkdir(parents=True, exist_ok=True)
     clean_temp_files(path.parent)  # what earlier, killed saves left here (only provably stale files)
     temp = path.parent / temp_name(path.stem, ".ckpt")

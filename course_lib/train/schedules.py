@@ -33,7 +33,7 @@ def linear_warmup_lr(lr_max, warmup_steps):
     wasted at learning rate 0.
     """
     lr_max = check_real("lr_max", lr_max, 0, low_open=True, fix=_("pass the peak learning rate, e.g. 0.1"))
-    warmup_steps = check_int("warmup_steps", warmup_steps, 0, fix=_("pass a step count such as 100 (0 = no warmup)."))
+    warmup_steps = check_int("warmup_steps", warmup_steps, 0, fix=_("pass a step count such as 100 (0 = no warmup)"))
     return [lr_max * (step + 1) / warmup_steps for step in range(warmup_steps)]
 
 
@@ -79,10 +79,10 @@ def cosine_lr(lr_max, lr_min, total_steps, steps_per_epoch, warmup_epochs=0):
 
 
 def _check_lengths(total_steps, steps_per_epoch, warmup_epochs):
-    total_steps = check_int("total_steps", total_steps, 1, fix=_("pass epochs * steps_per_epoch, e.g. 10 * 44."))
+    total_steps = check_int("total_steps", total_steps, 1, fix=_("pass epochs * steps_per_epoch, e.g. 10 * 44"))
     steps_per_epoch = check_int("steps_per_epoch", steps_per_epoch, 1,
                                 fix=_("pass dataset.get_dataset_size() of the training set"))
-    warmup_epochs = check_int("warmup_epochs", warmup_epochs, 0, fix=_("pass a number of epochs such as 1 (0 = none)."))
+    warmup_epochs = check_int("warmup_epochs", warmup_epochs, 0, fix=_("pass a number of epochs such as 1 (0 = none)"))
     warmup_steps = warmup_epochs * steps_per_epoch
     if warmup_steps >= total_steps:
         raise ValueError(_("warmup_epochs * steps_per_epoch = {warmup_steps} must be smaller than total_steps = "

@@ -116,8 +116,8 @@ class Trainer:
         foreign = [param.name for param in optimizer.parameters if id(param) not in net_param_ids]
         if foreign:
             raise ValueError(_("optimizer updates parameters that are not trainable parameters of net: "
-                               "{foreign_5}. Fix: build the optimizer from this network, e.g. "
-                               "nn.Momentum(net.trainable_params(), ...).").format(foreign_5=foreign[:5]))
+                               "{names}. Fix: build the optimizer from this network, e.g. "
+                               "nn.Momentum(net.trainable_params(), ...).").format(names=foreign[:5]))
         if (isinstance(columns, str) or not isinstance(columns, (tuple, list)) or len(columns) != 2
                 or not all(isinstance(column, str) for column in columns)):
             raise wrong_type("columns", columns, _("a pair of column names (input, label)"),
