@@ -53,7 +53,7 @@ def _calls(tmp_path):
     from course_lib.train.schedules import cosine_lr
 
     return [
-        (lambda: create_mnist_dataset(batch_size=0), ValueError, "got 0"),
+        (lambda: create_mnist_dataset(batch_size=-7), ValueError, "-7"),
         (lambda: create_mnist_dataset(batch_size=2.5), TypeError, "2.5"),
         (lambda: create_mnist_dataset(num_shards=2), ValueError, "num_shards=2"),
         (lambda: expected_steps(10, 2, "yes"), TypeError, "'yes'"),
