@@ -147,14 +147,14 @@ def check_tensor_sizes(path) -> int:
         tensor = element.tensor
         dtype = tensor.tensor_type
         if any(part.tensor.tensor_type != dtype or list(part.tensor.dims) != list(tensor.dims) for part in group):
-            fail(tag, "is split into parts that declare different shapes or dtypes")
+            fail(tag, _("is split into parts that declare different shapes or dtypes"))
         dims = list(tensor.dims)
         if any(d < 0 for d in dims):
-            fail(tag, f"declares a negative dimension in its shape {tuple(dims)}")
+            fail(tag, _("declares a negative dimension in its shape {shape}").format(shape=tuple(dims)))
         data_bytes = sum(len(part.tensor.tensor_content) for part in group)
         if dtype == "str":
             if data_bytes % 4:
-                fail(tag, f"is a string of {data_bytes} bytes, not a multiple of 4 (UTF-32)")
+                fail(tag, _("is a string of {size} bytes, not a multiple of 4 (UTF-32)").format(size=data_bytes))
             continue
         if dims == [0]:  # MindSpore writes a scalar's shape as [0]
             dims = []
@@ -166,9 +166,11 @@ def check_tensor_sizes(path) -> int:
         elif dtype in _ITEM_BYTES:
             expected = count * _ITEM_BYTES[dtype]
         else:
-            fail(tag, f"declares an unknown dtype {dtype!r} (known: {', '.join([*_ITEM_BYTES, 'Int4', 'str'])})")
+            fail(tag, _("declares an unknown dtype {dtype!r} (known: {known})").format(
+                dtype=dtype, known=", ".join([*_ITEM_BYTES, "Int4", "str"])))
         if data_bytes != expected:
-            fail(tag, f"declares shape {tuple(dims)} of {dtype} ({expected} bytes) but holds {data_bytes} bytes")
+            fail(tag, _("declares shape {shape} of {dtype} ({expected} bytes) but holds {size} bytes").format(
+                shape=tuple(dims), dtype=dtype, expected=expected, size=data_bytes))
         checked += 1
     return checked
 
