@@ -107,7 +107,7 @@ def kernel_profile(variant, model):
         m = _PROBLEM.search(problem)
         if not m:
             continue
-        mb, ic, oc, ih, oh, kh, iw, ow, kw = map(int, m.groups())
+        mb, ic, oc, _ih, oh, kh, _iw, ow, kw = map(int, m.groups())
         flops = 2.0 * mb * ic * oc * oh * ow * kh * kw
         key = (prop, impl)
         if (key, problem) not in seen_first:  # the first run of a shape includes JIT/first-touch costs

@@ -120,14 +120,6 @@ def is_disk_full(error: BaseException) -> bool:
     return isinstance(error, OSError) and (error.errno in NO_SPACE or getattr(error, "winerror", None) in (39, 112))
 
 
-def size_of(path: Path) -> int:
-    """Bytes of the files under ``path`` (0 when it does not exist)."""
-    path = Path(path)
-    if path.is_file():
-        return path.stat().st_size
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.is_dir() else 0
-
-
 def megabytes(count: int) -> str:
     return f"{count / 1e6:.1f} MB"
 

@@ -13,7 +13,7 @@ import pytest
 from mindspore import nn
 from mindspore.train import Model
 
-from course_lib import cells, exercises, inference, models, paths, validation
+from course_lib import exercises, inference, models, paths, validation
 from course_lib.data import datasets as data
 from course_lib.migrate import convert as migration
 from course_lib.migrate import torch_resnet
@@ -144,21 +144,7 @@ CASES = {
     "Model eval_indexes wrong length": (lambda f: _lenet_model_with(eval_network=nn.WithEvalCell(
         models.lenet5(), nn.SoftmaxCrossEntropyWithLogits(sparse=True)), eval_indexes=[0, 1], metrics={"acc"}),
         ValueError, r"eval_indexes", r"length of it must be three"),
-    # --- cells, schedules, optimisers, losses, callbacks ----------------------------------------------
-    "segmentation eval cell with a function": (lambda f: cells.SegmentationEvalCell(lambda x: x, nn.CrossEntropyLoss()),
-                                               TypeError, r"network must be a mindspore.nn.Cell, got function",
-                                               r"Fix"),
-    "segmentation eval cell with a loss name": (lambda f: cells.SegmentationEvalCell(models.segmentation_fcn(),
-                                                                                     "cross_entropy"),
-                                                TypeError, r"loss_fn must be a mindspore.nn.Cell, got str", r"Fix"),
-    "segmentation eval cell flip_test as int": (lambda f: cells.SegmentationEvalCell(
-        models.segmentation_fcn(), nn.CrossEntropyLoss(), flip_test=1), TypeError, r"flip_test.*got 1", r"Fix"),
-    "TrainOneStepCell optimizer as string": (lambda f: cells.TrainOneStepCell(nn.Dense(2, 2), "sgd"), TypeError,
-                                             r"got str", r"Fix: pass e.g. nn.Momentum"),
-    "TrainOneStepCell negative sens": (lambda f: cells.TrainOneStepCell(
-        nn.Dense(2, 2), nn.SGD(nn.Dense(2, 2).trainable_params()), sens=-1), ValueError, r"sens.*-1", r"Fix"),
-    "NetWithLoss without losses": (lambda f: cells.NetWithLoss(nn.Dense(2, 2), []), ValueError,
-                                   r"loss_fns is empty", r"Fix"),
+    # --- schedules, optimisers, losses, callbacks ----------------------------------------------
     "cosine schedule arguments swapped": (lambda f: schedules.cosine_lr(0.1, 0.2, 10, 5), ValueError,
                                           r"lr_min=0.2, lr_max=0.1", r"argument order"),
     "param groups negative weight decay": (lambda f: optim.param_groups(nn.Dense(2, 2), -0.1), ValueError,

@@ -217,7 +217,7 @@ def test_eval_callback_keeps_every_metric_of_each_evaluation():
     assert [r["accuracy"] for _, r in callback.results] == [s for _, s in callback.scores]
 
 
-# ---- dependencies: copy-pasteable without the rest of course_lib, tqdm optional, no shadowed names --------------
+# ---- dependencies: copy-pasteable without the rest of course_lib, no shadowed names --------------
 
 def test_callbacks_import_only_mindspore_numpy_stdlib_and_course_lib_checkpoint():
     """Besides checkpoint, only course_lib's layer 0 for its checks and messages (validation, i18n)."""
@@ -236,23 +236,7 @@ def test_callbacks_import_only_mindspore_numpy_stdlib_and_course_lib_checkpoint(
     outside = {name for name in imported if name.split(".")[0] not in sys.stdlib_module_names
                and name.split(".")[0] not in ("mindspore", "numpy")
                and name not in ("course_lib.train.checkpoint", "course_lib.validation", "course_lib.i18n")}
-    assert outside == {"tqdm"}  # imported lazily inside a function, see the next test
-    assert not any(isinstance(node, (ast.Import, ast.ImportFrom)) and "tqdm" in ast.unparse(node)
-                   for node in tree.body)
-
-
-def test_without_tqdm_progress_bar_and_eval_callback_print_plain_lines(monkeypatch, capsys):
-    import sys
-    monkeypatch.setitem(sys.modules, "tqdm", None)  # `import tqdm` now raises ImportError
-    out = io.StringIO()
-    model = make_model()
-    callback = EvalCallback(model, make_dataset(seed=1, batches=2), "accuracy")
-    model.train(2, make_dataset(), callbacks=[ProgressBar(desc="toy", file=out), callback])
-    lines = out.getvalue().splitlines()
-    assert f"toy epoch 1/2: {STEPS_PER_EPOCH}/{STEPS_PER_EPOCH} loss=" in "\n".join(lines)
-    assert any(line.startswith(f"toy epoch 2/2: {STEPS_PER_EPOCH}/{STEPS_PER_EPOCH}") for line in lines)
-    printed = capsys.readouterr().out
-    assert "epoch 1: accuracy = " in printed and "epoch 2: accuracy = " in printed
+    assert outside == {"tqdm"}  # pinned in requirements.txt
 
 
 def test_no_class_shadows_a_mindspore_train_name():
@@ -261,8 +245,3 @@ def test_no_class_shadows_a_mindspore_train_name():
     ours = {name for name in module.__all__ if isinstance(getattr(module, name), type)}
     assert ours and not ours & set(dir(mindspore.train))
 
-
-def test_old_history_name_still_resolves_with_a_warning():
-    import course_lib.train.callbacks as module
-    with pytest.warns(FutureWarning, match="History is now LossRecorder"):
-        assert module.History is LossRecorder

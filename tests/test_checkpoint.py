@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from mindspore import nn
 
-from course_lib.train.checkpoint import TEMP_MARK, latest_checkpoint, load_checkpoint, save_checkpoint
+from course_lib.train.checkpoint import TEMP_MARK, load_checkpoint, save_checkpoint
 
 
 def dense(seed=0, shape=(3, 2)):
@@ -107,14 +107,6 @@ def test_bad_names(tmp_path):
     path = save_checkpoint(dense(), tmp_path / "n.ckpt")
     with pytest.raises(TypeError, match=r"net must be a mindspore.nn.Cell, got 'lenet' \(str\)"):
         load_checkpoint(path, net="lenet")
-
-
-def test_latest_checkpoint_orders_by_epoch_and_step_and_skips_temp_files(tmp_path):
-    assert latest_checkpoint(tmp_path / "none") is None
-    for name in ("lenet-1_44.ckpt", "lenet-2_10.ckpt", "lenet-10_3.ckpt"):
-        save_checkpoint(dense(), tmp_path / name)
-    (tmp_path / f".lenet-11_1{TEMP_MARK}abcd.ckpt").write_bytes(b"partial")
-    assert latest_checkpoint(tmp_path, "lenet").name == "lenet-10_3.ckpt"
 
 
 def test_a_save_that_fails_inside_mindspore_leaves_no_temporary_file(tmp_path, monkeypatch):
@@ -357,24 +349,19 @@ def test_a_resumed_run_sets_an_inconsistent_checkpoint_aside(tmp_path):
     assert path.name == "lenet5-1_2.ckpt" and (tmp_path / "lenet5-2_2.ckpt.damaged").exists()
 
 
-# ------------------------------------------------------------------------------- latest_checkpoint's prefix
+# ------------------------------------------------------------------------------- CheckpointManager's prefix
 @pytest.mark.parametrize("prefix", ["../x", "../", "..", "sub/x", "sub\\x", "..\\x", "/tmp/x", "C:x", "a\0b"])
-def test_latest_checkpoint_refuses_a_prefix_that_is_a_path(tmp_path, prefix):
-    folder = tmp_path / "ckpt"
-    folder.mkdir()
-    save_checkpoint(dense(1), tmp_path / "x-1_1.ckpt")  # outside the folder
-    (folder / "sub").mkdir()
-    save_checkpoint(dense(1), folder / "sub" / "x-1_1.ckpt")
+def test_the_manager_refuses_a_prefix_that_is_a_path(tmp_path, prefix):
     with pytest.raises(ValueError, match=r"prefix must be the start of a file name inside the folder, not a path.*"
                                          r"Fix: pass the folder"):
-        latest_checkpoint(folder, prefix=prefix)
+        CheckpointManager(tmp_path, prefix)
 
 
-def test_latest_checkpoint_prefix_is_literal_and_results_stay_in_the_folder(tmp_path):
+def test_the_manager_prefix_is_literal_and_not_empty(tmp_path):
     save_checkpoint(dense(1), tmp_path / "net[1]-3_1.ckpt")
     save_checkpoint(dense(1), tmp_path / "net1-9_1.ckpt")  # "net[1]" as a glob pattern would match this one
-    assert latest_checkpoint(tmp_path, prefix="net[1]") == tmp_path / "net[1]-3_1.ckpt"
-    (tmp_path / "dir.ckpt").mkdir()
-    assert latest_checkpoint(tmp_path, prefix="dir") is None
+    assert CheckpointManager(tmp_path, "net[1]").checkpoints() == [tmp_path / "net[1]-3_1.ckpt"]
     with pytest.raises(TypeError, match="prefix must be a str"):
-        latest_checkpoint(tmp_path, prefix=None)
+        CheckpointManager(tmp_path, None)
+    with pytest.raises(ValueError, match="prefix must not be empty"):
+        CheckpointManager(tmp_path, "")

@@ -391,7 +391,7 @@ def test_the_next_launch_ends_orphans_of_a_launch_recorded_in_its_log_dir(tmp_pa
         wait_until(lambda: both_workers_sleeping(logs), "the workers to start")
         launch_id = json.loads((logs / distributed.LAUNCH_MANIFEST).read_text())["launch_id"]
         watchdogs = [p for p in psutil.process_iter(["cmdline"])
-                     if launch_id in " ".join(p.info["cmdline"] or []) and "_launch_watchdog" in
+                     if launch_id in " ".join(p.info["cmdline"] or []) and "_watchdog.py" in
                      " ".join(p.info["cmdline"] or [])]
         assert len(watchdogs) == 1
         kill_all(watchdogs + [psutil.Process(launcher.pid)])  # the launcher and its watchdog both die

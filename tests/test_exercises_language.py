@@ -167,7 +167,7 @@ def test_every_hint_of_the_bank_has_a_chinese_version():
     import ast
 
     missing = []
-    for path in sorted((ROOT / "course_lib" / "exercise_bank").glob("lesson_*.py")):
+    for path in sorted((ROOT / "course_lib" / "exercises").glob("lesson_*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
                 continue

@@ -5,8 +5,7 @@ import pytest
 import torch
 from mindspore import nn
 
-from course_lib.train.losses import (CrossEntropySmooth, pytorch_factor_from_seed, seed_factor_from_pytorch,
-                               smoothed_target_values)
+from course_lib.train.losses import CrossEntropySmooth, smoothed_target_values
 
 K = 10
 
@@ -40,9 +39,12 @@ def test_target_values_of_both_conventions():
         assert on + 6 * off == pytest.approx(1.0)
 
 
-def test_factor_conversions_are_inverse_and_make_targets_equal():
-    assert seed_factor_from_pytorch(0.1, 10) == pytest.approx(0.09)
-    assert pytorch_factor_from_seed(0.09, 10) == pytest.approx(0.1)
+def seed_factor_from_pytorch(label_smoothing, num_classes):
+    """s_seed = s_pytorch * (K - 1) / K: the relation the module docstring states."""
+    return label_smoothing * (num_classes - 1) / num_classes
+
+
+def test_the_stated_factor_relation_makes_targets_equal():
     assert smoothed_target_values(seed_factor_from_pytorch(0.3, 5), 5, "seed") == \
         pytest.approx(smoothed_target_values(0.3, 5, "pytorch"))
 
@@ -70,7 +72,7 @@ def test_seed_convention_differs_from_torch_for_the_same_factor(batch):
     seed = ms_loss(logits, labels, smooth_factor=0.1)
     torch_value = torch_loss(logits, labels, 0.1)
     assert abs(seed - torch_value) > 1e-3  # the same 0.1 means different targets
-    np.testing.assert_allclose(seed, torch_loss(logits, labels, pytorch_factor_from_seed(0.1, K)), rtol=1e-6)
+    np.testing.assert_allclose(seed, torch_loss(logits, labels, 0.1 * K / (K - 1)), rtol=1e-6)
 
 
 def test_seed_convention_matches_a_hand_computed_value(batch):

@@ -7,15 +7,15 @@ import mindspore as ms
 import numpy as np
 import pytest
 import torch
+from mindspore import nn
 
 from course_lib.train.checkpoint import load_checkpoint
 from course_lib.migrate.convert import (RESNET_LAYOUTS, calibrate_batchnorm, convert_torch_state_dict,
-                                        make_torch_train_step, map_state_dict, mindspore_training_steps,
-                                        parameter_differences, torch_param_groups, torch_to_mindspore_name,
-                                        torch_training_steps)
+                                        make_torch_train_step, map_state_dict, parameter_differences,
+                                        torch_param_groups, torch_to_mindspore_name)
 from course_lib.migrate.torch_resnet import build_torch_resnet
 from course_lib.models import resnet18, resnet50
-from course_lib.train.optim import split_weight_decay_params
+from course_lib.train.optim import param_groups, split_weight_decay_params
 
 torch.set_num_threads(1)  # MindSpore and PyTorch share the cores of this process
 
@@ -236,6 +236,19 @@ def relative_to_update(reference_after, reference_before, other):
     return ratios
 
 
+def run_steps(step, batches):
+    """One call of ``step(images, labels) -> loss`` per batch; the losses."""
+    return [step(images, labels) for images, labels in batches]
+
+
+def mindspore_step(net, learning_rates, momentum, weight_decay, label_smoothing):
+    """Lesson 07's MindSpore step (section 6), plain MindSpore: the twin of make_torch_train_step."""
+    train_step = nn.TrainOneStepCell(
+        nn.WithLossCell(net, nn.CrossEntropyLoss(label_smoothing=label_smoothing)),
+        nn.Momentum(param_groups(net, weight_decay), learning_rate=learning_rates, momentum=momentum)).set_train(True)
+    return lambda images, labels: float(train_step(ms.Tensor(images), ms.Tensor(labels.astype(np.int32))))
+
+
 def two_steps(recipe, torch_recipe=None):
     """Two SGD steps from the same weights: MindSpore fp32, PyTorch fp32 and PyTorch fp64 (the exact reference)."""
     torch.manual_seed(1)
@@ -247,9 +260,9 @@ def two_steps(recipe, torch_recipe=None):
     rng = np.random.default_rng(1)
     batches = [(random_images(10 + i, batch=8), rng.integers(0, 10, 8).astype(np.int32)) for i in range(2)]
     torch_recipe = torch_recipe or recipe
-    ms_losses = mindspore_training_steps(net, batches, [0.01, 0.01], **recipe)
-    torch_losses = torch_training_steps(model, batches, [0.01, 0.01], **torch_recipe)
-    torch_training_steps(model64, batches, [0.01, 0.01], **torch_recipe)
+    ms_losses = run_steps(mindspore_step(net, [0.01, 0.01], **recipe), batches)
+    torch_losses = run_steps(make_torch_train_step(model, [0.01, 0.01], **torch_recipe), batches)
+    run_steps(make_torch_train_step(model64, [0.01, 0.01], **torch_recipe), batches)
     ms_error = relative_to_update(model64.state_dict(), before, net)
     torch32_error = relative_to_update(model64.state_dict(), before, model.state_dict())
     return ms_losses, torch_losses, net, ms_error, torch32_error
@@ -291,12 +304,8 @@ def test_the_parity_tolerance_catches_a_wrong_recipe(wrong):
 
 def test_training_steps_validate_the_recipe(torch_resnet18):
     batch = (random_images(0, batch=2), np.zeros(2, np.int32))
-    with pytest.raises(ValueError, match="one value per batch: got 2 rates for 1 batches"):
-        torch_training_steps(torch_resnet18, [batch], [0.1, 0.1])
     with pytest.raises(ValueError, match="momentum must be a float in \\[0, 1\\), got 1.5"):
-        mindspore_training_steps(resnet18(10), [batch], [0.1], momentum=1.5)
-    with pytest.raises(ValueError, match="batches is empty"):
-        torch_training_steps(torch_resnet18, [], [0.1])
+        make_torch_train_step(torch_resnet18, [0.1], momentum=1.5)
     with pytest.raises(ValueError, match="learning_rates must be a non-empty list with one rate per step, got 0.1"):
         make_torch_train_step(torch_resnet18, 0.1)
     step = make_torch_train_step(torch_resnet18, [0.0])

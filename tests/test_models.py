@@ -290,3 +290,38 @@ def test_resnet_factories_reject_bad_num_classes():
     with pytest.raises(TypeError, match=r"num_classes must be an integer \(>= 1\), got 1.0 \(float\)"):
         resnet50(num_classes=1.0)
 
+
+
+# ---- the 32-pixel rule: one check for the scripts (run.factory) and timing ---------------------------------------
+def test_check_image_size_is_the_rule_the_networks_follow(pynative):
+    from course_lib.models import LENET_INPUT_SIZE, MIN_INPUT_SIZE, check_image_size
+
+    assert check_image_size("lenet5", LENET_INPUT_SIZE) == LENET_INPUT_SIZE
+    assert lenet5()(_images((1, 1, LENET_INPUT_SIZE, LENET_INPUT_SIZE))).shape == (1, 10)
+    assert check_image_size("resnet18", MIN_INPUT_SIZE) == MIN_INPUT_SIZE
+    net = resnet18(num_classes=3)
+    net.set_train(False)
+    assert net(_images((1, 3, MIN_INPUT_SIZE, MIN_INPUT_SIZE))).shape == (1, 3)
+    assert check_image_size("segmentation_fcn", 16) == 16  # other models: no rule
+    with pytest.raises(ValueError, match=r"lenet5 takes 32x32 images, got image_size=28\. Fix: image_size=32\."):
+        check_image_size("lenet5", 28)
+    with pytest.raises(ValueError, match=r"resnet50 downsamples by 32, so image_size must be >= 32, got 31\. "
+                                         r"Fix: --image_size 32 or larger"):
+        check_image_size("resnet50", 31, fix="--image_size ")
+
+
+@pytest.mark.parametrize("model, dataset, size", [("lenet5", "digits_mnist", 64), ("resnet18", "imagefolder", 16)])
+def test_the_scripts_and_timing_refuse_the_same_sizes_with_the_same_words(model, dataset, size):
+    from course_lib.run.config import load_config
+    from course_lib.models import check_image_size
+    from course_lib.run.factory import check_classification_config
+    from course_lib.perf.timing import time_step_in_subprocess
+
+    with pytest.raises(ValueError) as expected:
+        check_image_size(model, size, fix="--image_size ")
+    with pytest.raises(ValueError) as scripts:
+        check_classification_config(load_config(model=model, dataset=dataset, image_size=size))
+    assert str(scripts.value) == str(expected.value)
+    with pytest.raises(ValueError) as timing:
+        time_step_in_subprocess(model=model, image_size=size)
+    assert str(timing.value) == str(expected.value).replace("--image_size ", "image_size=")

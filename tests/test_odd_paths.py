@@ -18,7 +18,7 @@ from mindspore import Tensor
 from course_lib import paths
 
 from course_lib.data import datasets as data
-from course_lib.train.checkpoint import CheckpointManager, latest_checkpoint, load_checkpoint, save_checkpoint
+from course_lib.train.checkpoint import CheckpointManager, load_checkpoint, save_checkpoint
 from course_lib.inference import export_mindir, load_mindir, predict
 from course_lib.models import lenet5
 
@@ -70,7 +70,7 @@ def test_checkpoints_save_load_and_a_managed_run_work_there(odd, net):
     with CheckpointManager(odd / "运行 1", "lenet5", keep=2) as manager:
         for epoch in (1, 2, 3):
             manager.save(net, epoch, 4)
-    assert latest_checkpoint(odd / "运行 1", "lenet5").name == "lenet5-3_4.ckpt"
+    assert CheckpointManager(odd / "运行 1", "lenet5").checkpoints()[0].name == "lenet5-3_4.ckpt"
     assert sorted(p.name for p in (odd / "运行 1").iterdir()) == ["lenet5-2_4.ckpt", "lenet5-3_4.ckpt"]
 
 

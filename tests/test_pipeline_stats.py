@@ -139,3 +139,17 @@ def test_pipeline_error_message_reads_the_useful_section(capsys):
     with pytest.raises(AssertionError, match="expected to raise"):
         with show_pipeline_error():
             pass
+
+
+def test_the_scripts_read_mindata_errors_with_the_same_parser(monkeypatch):
+    import course_lib.data.stats as stats
+    from course_lib.run.cli import describe_pipeline_error
+
+    text = ("Exception thrown from dataset pipeline. Refer to 'Dataset Pipeline Error Message'.\n----\n"
+            "- Dataset Pipeline Error Message: \n----\n[ERROR] map operation: [Resize] failed.\nBad size.\n----\n"
+            "- C++ Call Stack: (For framework developers) \n----\nimage_utils.cc(1).\n")
+    assert stats.pipeline_error_lines(text) == ["[ERROR] map operation: [Resize] failed.", "Bad size."]
+    assert stats.pipeline_error_lines("ValueError: plain message") is None
+    monkeypatch.setattr(stats, "pipeline_error_lines", lambda _: ["[ERROR] read by the one parser"])
+    assert "Resize step: read by the one parser" in describe_pipeline_error(text)
+    assert stats.pipeline_error_message(RuntimeError(text)) == "RuntimeError: [ERROR] read by the one parser"

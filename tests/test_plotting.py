@@ -23,57 +23,6 @@ def titles(fig):
     return [ax.get_title() for ax in fig.axes]
 
 
-# ---- plot_image_grid -------------------------------------------------------------------------------------
-
-def test_image_grid_chw_grey_has_one_axes_per_image_and_marks_mistakes_red():
-    images = np.random.default_rng(0).normal(size=(10, 1, 8, 8)).astype(np.float32)
-    labels = np.arange(10) % 3
-    preds = labels.copy()
-    preds[[2, 7]] = (preds[[2, 7]] + 1) % 3
-    fig = plotting.plot_image_grid(images, labels, preds, class_names=["a", "b", "c"], ncols=4)
-    assert isinstance(fig, Figure)
-    assert len(fig.axes) == 10  # 3 rows x 4 columns, the 2 unused cells removed
-    wrong = [i for i, ax in enumerate(fig.axes)
-             if matplotlib.colors.same_color(ax.title.get_color(), plotting.MISTAKE_COLOR)]
-    assert wrong == [2, 7]
-    assert titles(fig)[2] == f"{['a', 'b', 'c'][preds[2]]} ({['a', 'b', 'c'][labels[2]]})"
-    assert "2 of 10 wrong" in fig._suptitle.get_text()
-    assert fig.dpi <= 80
-
-
-def test_image_grid_rescales_each_image_to_0_1():
-    images = np.stack([np.full((4, 4, 3), -5.0), np.linspace(-2, 3, 48).reshape(4, 4, 3)])
-    fig = plotting.plot_image_grid(images)  # HWC, RGB
-    shown = [ax.images[0].get_array() for ax in fig.axes]
-    assert shown[1].min() == pytest.approx(0.0) and shown[1].max() == pytest.approx(1.0)
-    assert np.all(np.asarray(shown[0]) == 0.0)  # constant image: no division by zero
-    assert titles(fig) == ["", ""]
-
-
-def test_image_grid_accepts_hw_batch_logits_and_tensors():
-    import mindspore as ms
-
-    images = ms.Tensor(np.zeros((3, 5, 5), np.float32))
-    logits = np.eye(3)[[0, 2, 1]]
-    fig = plotting.plot_image_grid(images, labels=[0, 1, 1], preds=logits)
-    assert titles(fig) == ["0 (0)", "2 (1)", "1 (1)"]
-
-
-@pytest.mark.parametrize("shape", [(8, 8), (2, 4, 8, 8), (2, 1, 8, 8, 1), (0, 8, 8)])
-def test_image_grid_rejects_bad_shapes(shape):
-    with pytest.raises(ValueError, match="images"):
-        plotting.plot_image_grid(np.zeros(shape))
-
-
-def test_image_grid_rejects_label_count_mismatch_and_unknown_class():
-    with pytest.raises(ValueError, match=r"labels must hold one class per image \(3 values"):
-        plotting.plot_image_grid(np.zeros((3, 8, 8)), labels=[1, 2])
-    with pytest.raises(ValueError, match="class index 5 has no entry in class_names"):
-        plotting.plot_image_grid(np.zeros((1, 8, 8)), labels=[5], class_names=["a", "b"])
-    with pytest.raises(ValueError, match="ncols must be a positive int"):
-        plotting.plot_image_grid(np.zeros((1, 8, 8)), ncols=0)
-
-
 # ---- plot_history ----------------------------------------------------------------------------------------
 
 def make_history():
@@ -179,6 +128,22 @@ def test_plot_segmentation_rejects_mismatched_shapes():
         plotting.plot_segmentation(np.zeros((2, 3, 8, 8)), np.zeros((2, 8, 8)), preds=np.zeros((8, 8)))
     with pytest.raises(ValueError, match="class_names has 2 names but the masks contain class 3"):
         plotting.plot_segmentation(np.zeros((1, 3, 8, 8)), np.full((1, 8, 8), 3), class_names=["a", "b"])
+
+
+
+def test_plot_segmentation_rescales_each_image_to_0_1():
+    images = np.stack([np.full((4, 4, 3), -5.0), np.linspace(-2, 3, 48).reshape(4, 4, 3)])  # HWC, RGB
+    fig = plotting.plot_segmentation(images, np.zeros((2, 4, 4), np.int64))
+    assert isinstance(fig, Figure) and fig.dpi <= 80
+    shown = [np.asarray(fig.axes[row * 2].images[0].get_array()) for row in (0, 1)]
+    assert shown[1].min() == pytest.approx(0.0) and shown[1].max() == pytest.approx(1.0)
+    assert np.all(shown[0] == 0.0)  # constant image: no division by zero
+
+
+@pytest.mark.parametrize("shape", [(8, 8), (2, 4, 8, 8), (2, 1, 8, 8, 1), (0, 8, 8)])
+def test_plot_segmentation_rejects_bad_image_shapes(shape):
+    with pytest.raises(ValueError, match="images"):
+        plotting.plot_segmentation(np.zeros(shape), np.zeros((2, 8, 8), np.int64))
 
 
 # ---- plot_bars -------------------------------------------------------------------------------------------

@@ -96,7 +96,7 @@ def test_recipe_header_docstring_and_imports(path):
 
 def test_the_blocker_really_stops_course_lib(tmp_path):
     sneaky = tmp_path / "sneaky.py"
-    sneaky.write_text("import numpy\nimport course_lib.cells\nprint('imported')\n")
+    sneaky.write_text("import numpy\nimport course_lib.train.losses\nprint('imported')\n")
     code, _, stdout, stderr = run_all.run_recipe(sneaky, timeout=120)
     assert code != 0 and "imported" not in stdout
     assert "recipes must not import course_lib (tried to import 'course_lib" in stderr

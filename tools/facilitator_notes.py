@@ -29,7 +29,7 @@ import lesson_stats  # noqa: E402
 
 NOTES = ROOT / "docs" / "facilitator" / "notes.yaml"
 OUT = ROOT / "docs" / "facilitator"
-BANK = ROOT / "course_lib" / "exercise_bank"
+BANK = ROOT / "course_lib" / "exercises"
 RESULTS = ROOT / "benchmarks" / "results.json"
 MAX_HINTS = 4
 _HEADING = re.compile(r"\*\*Exercise (\d\d\.\d+)\*\*\s*\(([^)]*)\)")

@@ -15,7 +15,7 @@ import mindspore.dataset.transforms as transforms
 import mindspore.dataset.vision as vision
 from mindspore.dataset.vision import Inter
 
-from course_lib.data.generate import IGNORE_LABEL, MANIFEST_NAME, regenerate_hint, SHAPES_CLASSES, SHAPES_SIZE
+from course_lib.data.generate import IGNORE_LABEL, MANIFEST_NAME, SHAPES_CLASSES, regenerate_hint
 from course_lib.paths import DATA_DIR
 from course_lib.validation import check_bool, check_int, check_path, check_together
 from course_lib.i18n import _
@@ -342,5 +342,3 @@ def create_segmentation_dataset(path=None, batch_size=16, train=True, num_parall
     data = data.project(["image", "label"])
     return data.batch(batch_size, drop_remainder=drop_remainder)
 
-
-SHAPES_IMAGE_SIZE = SHAPES_SIZE

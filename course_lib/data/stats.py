@@ -15,7 +15,7 @@ from course_lib.validation import check_bool, check_choice, check_count, check_t
 from course_lib.i18n import _
 
 __all__ = ["Throughput", "measure_throughput", "compare_workers", "expected_steps", "is_batched",
-           "sample_fingerprints", "pipeline_error_message"]
+           "sample_fingerprints", "pipeline_error_lines", "pipeline_error_message"]
 
 _PIPELINE_SECTION = "Dataset Pipeline Error Message"
 
@@ -159,21 +159,30 @@ def sample_fingerprints(dataset, column="image") -> list:
     return prints
 
 
+def pipeline_error_lines(text: str) -> list | None:
+    """The lines under the "Dataset Pipeline Error Message" heading of a MindData error text, stripped, up to the
+    C++ call stack or the next ``----`` rule; ``None`` if the text has no such heading. The one parser of that
+    text: ``pipeline_error_message`` and the scripts' ``course_lib.run.cli.describe_pipeline_error`` use it."""
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.strip().startswith("- " + _PIPELINE_SECTION)), None)
+    if start is None:
+        return None
+    body = []
+    for line in lines[start + 1:]:
+        if "C++ Call Stack" in line or (body and line.startswith("----")):
+            break
+        if line.strip() and not line.startswith("----"):
+            body.append(line.strip())
+    return body
+
+
 def pipeline_error_message(error: BaseException, max_lines: int = 3) -> str:
     """``"TypeName: message"`` for a MindData error, taking the lines under its "Dataset Pipeline Error Message"
     heading (the first line only says "Exception thrown from dataset pipeline"); local paths are scrubbed.
     """
-    lines = str(error).splitlines()
-    start = next((i for i, line in enumerate(lines) if line.strip().startswith("- " + _PIPELINE_SECTION)), None)
-    if start is None:
-        body = [line for line in lines if line.strip()][:1]
-    else:
-        body = []
-        for line in lines[start + 1:]:
-            if "C++ Call Stack" in line or (body and line.startswith("----")):
-                break
-            if line.strip() and not line.startswith("----"):
-                body.append(line.strip())
+    body = pipeline_error_lines(str(error))
+    if body is None:
+        body = [line for line in str(error).splitlines() if line.strip()][:1]
     body = [scrub_paths(line) for line in body]
     if len(body) > max_lines:
         body = body[:max_lines] + ["…"]

@@ -1,4 +1,4 @@
-"""Small matplotlib figures the lessons share: image grids, training curves, LR schedules, masks, timings.
+"""Small matplotlib figures the lessons share: training curves, LR schedules, masks, timings.
 
 Every function checks its input before drawing, returns the ``Figure`` (so tests and notebooks can inspect
 or close it) and keeps figures small (``dpi`` <= 80) so executed notebooks stay light.
@@ -15,9 +15,6 @@ from matplotlib.ticker import MaxNLocator
 
 #: Resolution of every figure made here: sharp enough on screen, small enough for a notebook under 2 MB.
 FIGURE_DPI = 72
-
-#: Colour of a wrong prediction (title and frame) in ``plot_image_grid``.
-MISTAKE_COLOR = "tab:red"
 
 # Mask colours: one per class (tab10 order), so class k always has the same colour in every figure.
 _CLASS_COLORS = matplotlib.colormaps["tab10"].colors
@@ -61,81 +58,6 @@ def _images_to_hwc(images) -> np.ndarray:
     low = array.min(axis=axes, keepdims=True)
     span = array.max(axis=axes, keepdims=True) - low
     return (array - low) / np.where(span > 0, span, 1.0)
-
-
-def _class_vector(name: str, values, count: int) -> np.ndarray | None:
-    """Check that labels/preds is None or a 1-D vector of ``count`` integers."""
-    if values is None:
-        return None
-    array = _to_numpy(name, values)
-    if array.ndim == 2:  # logits or one-hot scores -> class index
-        array = array.argmax(axis=1)
-    if array.ndim != 1 or array.shape[0] != count:
-        raise ValueError(
-            f"{name} must hold one class per image ({count} values, or ({count}, num_classes) scores), "
-            f"got shape {tuple(array.shape)}. Fix: pass the {name} of the same batch as the images."
-        )
-    return array.astype(np.int64)
-
-
-def _class_name(index: int, class_names) -> str:
-    if class_names is None:
-        return str(index)
-    if not 0 <= index < len(class_names):
-        raise ValueError(
-            f"class index {index} has no entry in class_names (length {len(class_names)}). "
-            "Fix: pass one name per class, or class_names=None to show the numbers."
-        )
-    return str(class_names[index])
-
-
-def plot_image_grid(images, labels=None, preds=None, class_names=None, ncols=8, title=None):
-    """Show a batch of images in a grid, titled with label / prediction; wrong predictions in red.
-
-    ``images``: (N, C, H, W), (N, H, W, C) or (N, H, W), grey or RGB, any value range (each image is
-    min-max rescaled for display). ``labels``/``preds``: N class indices (``preds`` may also be (N, K)
-    logits). Returns the Figure, with exactly N axes.
-    """
-    pictures = _images_to_hwc(images)
-    count = pictures.shape[0]
-    if isinstance(ncols, bool) or not isinstance(ncols, int) or ncols <= 0:
-        raise ValueError(f"ncols must be a positive int, got {ncols!r}. Fix: e.g. ncols=8.")
-    labels = _class_vector("labels", labels, count)
-    preds = _class_vector("preds", preds, count)
-    ncols = min(ncols, count)
-    nrows = math.ceil(count / ncols)
-    has_titles = labels is not None or preds is not None
-    fig, axes = plt.subplots(nrows, ncols, figsize=(1.1 * ncols, (1.35 if has_titles else 1.1) * nrows + 0.3),
-                             dpi=FIGURE_DPI, squeeze=False)
-    for index, ax in enumerate(axes.flat):
-        if index >= count:
-            fig.delaxes(ax)
-            continue
-        grey = pictures.ndim == 3
-        ax.imshow(pictures[index], cmap="gray" if grey else None, vmin=0.0, vmax=1.0)
-        ax.set_xticks([])
-        ax.set_yticks([])
-        wrong = labels is not None and preds is not None and preds[index] != labels[index]
-        if preds is not None and labels is not None:
-            text = f"{_class_name(preds[index], class_names)} ({_class_name(labels[index], class_names)})"
-        elif preds is not None:
-            text = _class_name(preds[index], class_names)
-        elif labels is not None:
-            text = _class_name(labels[index], class_names)
-        else:
-            text = None
-        if text is not None:
-            ax.set_title(text, fontsize=8, color=MISTAKE_COLOR if wrong else "black")
-        for spine in ax.spines.values():
-            spine.set_color(MISTAKE_COLOR if wrong else "0.7")
-            spine.set_linewidth(2.5 if wrong else 0.5)
-    if title is None and labels is not None and preds is not None:
-        mistakes = int(np.sum(labels != preds))
-        title = f"prediction (label) — {mistakes} of {count} wrong, in red"
-    if title:
-        fig.suptitle(title, fontsize=9)
-    fig.tight_layout()
-    return fig
 
 
 def _history_to_dict(history) -> dict:

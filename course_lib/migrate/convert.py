@@ -14,7 +14,7 @@ import numpy as np
 __all__ = [
     "RESNET_LAYOUTS", "torch_to_mindspore_name", "map_state_dict", "convert_torch_state_dict",
     "parameter_differences", "calibrate_batchnorm", "torch_param_groups",
-    "make_torch_train_step", "make_mindspore_train_step", "torch_training_steps", "mindspore_training_steps",
+    "make_torch_train_step",
 ]
 
 #: torchvision leaf name of a BatchNorm tensor -> MindSpore ``nn.BatchNorm2d`` parameter name.
@@ -268,18 +268,6 @@ def _check_recipe(learning_rates, momentum, weight_decay, label_smoothing):
     return learning_rates
 
 
-def _check_batches(batches, learning_rates):
-    batches = list(batches)
-    if not batches:
-        raise ValueError("batches is empty. Fix: pass a list of (images, labels) numpy pairs, e.g. from "
-                         "dataset.create_tuple_iterator(output_numpy=True).")
-    if len(learning_rates) != len(batches):
-        raise ValueError(f"learning_rates must have one value per batch: got {len(learning_rates)} rates for "
-                         f"{len(batches)} batches. Fix: e.g. course_lib.train.schedules.cosine_lr(...) with "
-                         f"total_steps={len(batches)}.")
-    return batches
-
-
 class _StepCounter:
     """Counts calls of a train-step function and refuses to run past the end of the learning-rate list."""
 
@@ -323,51 +311,6 @@ def make_torch_train_step(model, learning_rates, momentum=0.9, weight_decay=0.0,
         return float(loss.item())
 
     return step
-
-
-def make_mindspore_train_step(net, learning_rates, momentum=0.9, weight_decay=0.0, label_smoothing=0.0,
-                              num_classes=None):
-    """Return ``step(images, labels) -> loss``: the same recipe in MindSpore, one ``TrainOneStepCell`` call each.
-
-    ``nn.Momentum`` over ``course_lib.train.optim.param_groups`` (no decay on BN gamma/beta and biases) with the
-    per-step ``learning_rates``, and MindSpore's built-in ``nn.CrossEntropyLoss(label_smoothing=...)``, which
-    uses PyTorch's convention (``1 - eps + eps/K`` on the true class, ``eps/K`` elsewhere). Runs in the current
-    mode (graph mode compiles on the first call). ``num_classes`` is accepted for compatibility and not needed
-    (the built-in loss reads the number of classes from the logits).
-    """
-    import mindspore as ms
-    from mindspore import nn
-
-    from course_lib.train.optim import param_groups
-
-    counter = _StepCounter(_check_recipe(learning_rates, momentum, weight_decay, label_smoothing))
-    if num_classes is not None and (isinstance(num_classes, bool) or not isinstance(num_classes, int)
-                                    or num_classes < 2):
-        raise ValueError(f"num_classes must be an int >= 2 (or None), got {num_classes!r}. Fix: leave it out.")
-    loss_fn = nn.CrossEntropyLoss(label_smoothing=float(label_smoothing))
-    optimizer = nn.Momentum(param_groups(net, weight_decay), learning_rate=counter.learning_rates, momentum=momentum)
-    train_step = nn.TrainOneStepCell(nn.WithLossCell(net, loss_fn), optimizer)
-    train_step.set_train(True)
-
-    def step(images, labels) -> float:
-        counter.next_rate()  # the optimizer reads the rate itself, from its global_step
-        loss = train_step(ms.Tensor(np.asarray(images)), ms.Tensor(np.asarray(labels, dtype=np.int32)))
-        return float(loss.asnumpy())
-
-    return step
-
-
-def torch_training_steps(model, batches, learning_rates, momentum=0.9, weight_decay=0.0, label_smoothing=0.0):
-    """Run :func:`make_torch_train_step` once per batch; return the losses."""
-    step = make_torch_train_step(model, learning_rates, momentum, weight_decay, label_smoothing)
-    return [step(images, labels) for images, labels in _check_batches(batches, list(learning_rates))]
-
-
-def mindspore_training_steps(net, batches, learning_rates, momentum=0.9, weight_decay=0.0, label_smoothing=0.0,
-                             num_classes=None):
-    """Run :func:`make_mindspore_train_step` once per batch; return the losses."""
-    step = make_mindspore_train_step(net, learning_rates, momentum, weight_decay, label_smoothing, num_classes)
-    return [step(images, labels) for images, labels in _check_batches(batches, list(learning_rates))]
 
 
 def torch_param_groups(module, weight_decay: float) -> list:

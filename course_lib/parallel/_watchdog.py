@@ -1,6 +1,6 @@
 """The watchdog of one ``course_lib.parallel.launch.launch``: ends the job's processes when the launcher is gone.
 
-Run by ``launch`` as ``python _launch_watchdog.py <launch_id> <launcher pid> <launcher start time>`` in a session
+Run by ``launch`` as ``python _watchdog.py <launch_id> <launcher pid> <launcher start time>`` in a session
 of its own, with a pipe from the launcher on stdin, before msrun starts. When the launcher ends in any way
 (``kill -9``, a restarted notebook kernel) the OS closes the pipe; the watchdog also polls the launcher's pid.
 It then kills every process that carries ``COURSE_LAUNCH_ID=<launch_id>`` in its environment (msrun, its

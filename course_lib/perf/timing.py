@@ -262,11 +262,9 @@ def time_step_in_subprocess(model="lenet5", batch_size=32, image_size=32, api="g
                          f"(course default), got {host_blocking!r}. Fix: pass a bool or None, not a string.")
     batch_size = check_count("batch_size", batch_size, 1, "pass the number of images per step, e.g. 32.")
     image_size = check_count("image_size", image_size, 1, "pass the image side in pixels, e.g. 32.")
-    if model == "lenet5" and image_size != 32:
-        raise ValueError(f"LeNet-5 takes 32x32 images, got image_size={image_size}. Fix: pass image_size=32.")
-    if model != "lenet5" and image_size < 32:
-        raise ValueError(f"{model} downsamples by 32, so image_size must be >= 32, got {image_size}. "
-                         f"Fix: pass image_size=32 or larger.")
+    from course_lib.models import check_image_size
+
+    check_image_size(model, image_size)
     steps = check_count("steps", steps, 1, "time at least one step, e.g. steps=10.")
     warmup = check_count("warmup", warmup, 0, "pass warmup=2 (the untimed first calls; 0 or 1 times only "
                                               "the compiling call apart).")

@@ -148,18 +148,11 @@ _MAP_OP = re.compile(r"map operation: \[(?P<op>\w+)\] failed")
 def describe_pipeline_error(text: str, where: str = ""):
     """One clear message for a MindData runtime error (which operation, which file, the fix), or None if ``text``
     is not one. ``where`` says when it happened, e.g. "at epoch 1, step 3"."""
-    if "Dataset Pipeline Error Message" not in text and "dataset pipeline" not in text.lower():
+    from course_lib.data.stats import pipeline_error_lines
+
+    if "dataset pipeline" not in text.lower():  # also holds the "Dataset Pipeline Error Message" heading
         return None
-    lines = text.splitlines()
-    start = next((i for i, line in enumerate(lines) if line.strip().startswith("- Dataset Pipeline Error Message")),
-                 None)
-    detail = []
-    if start is not None:
-        for line in lines[start + 1:]:
-            if "C++ Call Stack" in line or (detail and line.startswith("----")):
-                break
-            if line.strip() and not line.startswith("----"):
-                detail.append(line.strip().removeprefix("[ERROR]").strip())
+    detail = [line.removeprefix("[ERROR]").strip() for line in pipeline_error_lines(text) or ()]
     found, op = _DATA_FILE.search(text), _MAP_OP.search(text)
     file = found.group("file") if found else None
     what = f"the data pipeline failed{' ' + where if where else ''}"

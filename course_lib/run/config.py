@@ -5,7 +5,6 @@ YAML on top, then overrides.
 (``cfg.batch_size``). Unknown keys and values of the wrong type are rejected with a message that names the
 key, the value and the fix. YAML is read with ``yaml.safe_load`` only.
 """
-import argparse
 import copy
 import numbers
 import os
@@ -299,11 +298,3 @@ def load_config(path=None, argv=None, **overrides) -> Config:
     _merge(values, overrides, defaults, "keyword overrides")
     return Config(values)
 
-
-def build_arg_parser(description: str) -> argparse.ArgumentParser:
-    """An ``argparse`` front for scripts' ``--help``: every config key is accepted as ``--key value``."""
-    parser = argparse.ArgumentParser(description=description,
-                                     epilog="Any key of course_lib/run/configs/default.yaml can be overridden "
-                                            "as --key value.")
-    parser.add_argument("--config", help="a YAML file with keys from course_lib/run/configs/default.yaml")
-    return parser

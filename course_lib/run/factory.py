@@ -20,11 +20,9 @@ def check_classification_config(cfg):
     if cfg.model.startswith("resnet") and cfg.dataset != "imagefolder":
         raise ValueError(f"model {cfg.model!r} takes RGB images, but dataset {cfg.dataset!r} is grayscale. "
                          "Fix: --dataset imagefolder (embedded digits as RGB PNGs, or your ImageNet root).")
-    if cfg.model.startswith("resnet") and cfg.image_size < 32:
-        raise ValueError(f"image_size must be >= 32 for {cfg.model} (it downsamples by 32), got "
-                         f"{cfg.image_size}. Fix: --image_size 64 for quick runs, 224 for ImageNet.")
-    if cfg.model == "lenet5" and cfg.image_size != 32:
-        raise ValueError(f"lenet5 needs image_size 32, got {cfg.image_size}. Fix: --image_size 32.")
+    from course_lib.models import check_image_size
+
+    check_image_size(cfg.model, cfg.image_size, fix="--image_size ")
     if cfg.dataset == "digits_mnist" and cfg.num_classes != 10:
         raise ValueError(f"num_classes is {cfg.num_classes}, but the digits have 10 classes (labels 0-9): labels "
                          f">= num_classes would train silently with a meaningless loss. Fix: --num_classes 10.")

@@ -142,7 +142,7 @@ def _sigterm_as_interrupt():
         yield
         return
 
-    def stop(signum, frame):
+    def stop(_signum, _frame):
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGTERM, stop)

@@ -3,20 +3,20 @@
 All three override only the ``on_train_*`` / ``on_eval_*`` hooks: in MindSpore 2.10 a custom callback that
 defines the old ``begin``/``epoch_end``/``step_end`` names gets a "may not be supported in later version"
 warning from ``Model.train`` and a ``ValueError`` from ``Model.fit`` (``Model._check_methods_for_custom_callbacks``).
-They need only MindSpore, numpy and ``course_lib.train.checkpoint`` (``EvalCallback``'s atomic save); tqdm is optional:
-without it ``ProgressBar`` prints plain text lines. The recorder is ``LossRecorder``, not ``History``, so that it
-does not shadow MindSpore's own ``mindspore.train.History`` callback.
+They need only MindSpore, numpy, tqdm (pinned in requirements.txt) and ``course_lib.train.checkpoint``
+(``EvalCallback``'s atomic save). The recorder is ``LossRecorder``, not ``History``, so that it does not shadow
+MindSpore's own ``mindspore.train.History`` callback.
 """
 import math
 import numbers
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
 from mindspore import Tensor
 from mindspore.dataset import Dataset
 from mindspore.train import Callback, Model
+from tqdm import tqdm
 
 from course_lib.train.checkpoint import save_checkpoint
 from course_lib.i18n import _
@@ -44,48 +44,9 @@ def loss_value(net_outputs) -> float | None:
     return None
 
 
-def _tqdm_class():
-    """``tqdm.tqdm`` if tqdm is installed, else ``None`` (the callbacks then print plain lines)."""
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return None
-    return tqdm
-
-
 def _write(line: str, file=None) -> None:
-    """Print ``line`` without breaking an open tqdm bar (``tqdm.write``), or with ``print`` if tqdm is missing."""
-    tqdm = _tqdm_class()
-    if tqdm is None:
-        print(line, file=file or sys.stdout, flush=True)
-    else:
-        tqdm.write(line, file=file or sys.stdout)
-
-
-class _TextBar:
-    """The part of tqdm's interface ``ProgressBar`` uses, as plain text: one line per ~10 % and one at the end."""
-
-    def __init__(self, total: int, desc: str, file=None):
-        self.total, self.desc, self.file = max(int(total), 1), desc, file or sys.stdout
-        self.n = 0
-        self._postfix = ""
-        self._printed = 0
-
-    def set_postfix(self, loss=None, refresh=False):
-        self._postfix = "" if loss is None else f" loss={loss}"
-
-    def update(self, count: int):
-        self.n += count
-        if self.n - self._printed >= max(1, self.total // 10):
-            self._print()
-
-    def _print(self):
-        self._printed = self.n
-        print(f"{self.desc}: {self.n}/{self.total}{self._postfix}", file=self.file, flush=True)
-
-    def close(self):
-        if self._printed != self.n:
-            self._print()
+    """Print ``line`` without breaking an open tqdm bar."""
+    tqdm.write(line, file=file or sys.stdout)
 
 
 def _step_in_epoch(cb_params) -> int:
@@ -94,7 +55,7 @@ def _step_in_epoch(cb_params) -> int:
 
 
 class ProgressBar(Callback):
-    """A text progress bar (tqdm if installed, else plain lines) over the steps of each epoch
+    """A text progress bar (tqdm) over the steps of each epoch
     (``per_epoch=True``) or of the whole run, showing the loss.
 
     Works with ``Model.train``/``Model.fit`` (and shows a bar over the eval steps in ``Model.eval``). Text bars
@@ -118,12 +79,8 @@ class ProgressBar(Callback):
     def _open(self, total: int, desc: str):
         self._close()
         prefix = f"{self.desc} " if self.desc else ""
-        tqdm = _tqdm_class()
-        if tqdm is None:
-            self._bar = _TextBar(total, prefix + desc, self.file)
-        else:
-            self._bar = tqdm(total=total, desc=prefix + desc, file=self.file or sys.stdout, leave=True,
-                             dynamic_ncols=False, ncols=100, mininterval=0.5)
+        self._bar = tqdm(total=total, desc=prefix + desc, file=self.file or sys.stdout, leave=True,
+                         dynamic_ncols=False, ncols=100, mininterval=0.5)
 
     def _close(self):
         if self._bar is not None:
@@ -360,12 +317,3 @@ class EvalCallback(Callback):
             _write(_("epoch {epoch}: {metric} = {score:.4f} ({note})").format(
                 epoch=epoch, metric=self.metric_name, score=score, note=note))
 
-
-def __getattr__(name):
-    # Transition only: the lessons are moving from History to LossRecorder (History shadowed mindspore.train.History).
-    if name == "History":
-        warnings.warn("course_lib.train.callbacks.History is now LossRecorder (History is MindSpore's own "
-                      "mindspore.train.History). Fix: from course_lib.train.callbacks import LossRecorder.",
-                      FutureWarning, stacklevel=2)
-        return LossRecorder
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

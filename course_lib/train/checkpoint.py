@@ -239,8 +239,9 @@ def load_checkpoint(path, net=None, strict=True, crc_check=True) -> dict:
 
 
 def _check_prefix(prefix):
-    """A checkpoint name prefix is a plain start of a file name: never a path (``../x``, ``a/b``, ``a\\b``)."""
-    check_str("prefix", prefix, _("e.g. prefix='lenet5' (the start of the checkpoint file names)"), empty_ok=True)
+    """A checkpoint name prefix is a plain, non-empty start of a file name: never a path (``../x``, ``a/b``,
+    ``a\\b``)."""
+    check_str("prefix", prefix, _("e.g. prefix='lenet5' (the start of the checkpoint file names)"))
     bad = [part for part in ("/", "\\", os.sep, os.altsep or "/", "\0", ":") if part in prefix]
     if bad or prefix in (".", "..") or prefix.startswith(".."):
         raise ValueError(_("prefix must be the start of a file name inside the folder, not a path, got {prefix!r} "
@@ -248,32 +249,6 @@ def _check_prefix(prefix):
                            "as the first argument and a plain name start such as 'lenet5' as prefix.").format(
             prefix=prefix, part=_("a path separator") if bad else _("a parent-folder part")))
     return prefix
-
-
-_STEP_PATTERN = re.compile(r"-(\d+)_(\d+)\.ckpt$")
-
-
-def latest_checkpoint(folder, prefix: str = "") -> Path | None:
-    """The newest finished checkpoint ``<prefix>*.ckpt`` in ``folder`` (temporary files are ignored).
-
-    Files named like ModelCheckpoint's ``net-3_44.ckpt`` are ordered by (epoch, step), others by mtime.
-    """
-    check_path("folder", folder, _("e.g. 'outputs/ckpt'"))
-    _check_prefix(prefix)
-    folder = Path(folder)
-    if not folder.is_dir():
-        return None
-    files = [p for p in folder.glob(f"{glob.escape(prefix)}*.ckpt")
-             if TEMP_MARK not in p.name and p.parent == folder and p.is_file() and p.stat().st_size > 0]
-    if not files:
-        return None
-
-    def order(p: Path):
-        match = _STEP_PATTERN.search(p.name)
-        return (1, int(match.group(1)), int(match.group(2)), p.stat().st_mtime) if match else (0, 0, 0,
-                                                                                               p.stat().st_mtime)
-
-    return max(files, key=order)
 
 
 # ------------------------------------------------------------------------------------------ run management
@@ -312,7 +287,6 @@ class CheckpointManager:
 
     def __init__(self, folder, prefix: str, keep: int = 5, resume: bool = False, overwrite: bool = False):
         folder = check_path("folder", folder, _("e.g. 'outputs/ckpt'"))
-        check_str("prefix", prefix, _("e.g. prefix='lenet5'"))
         _check_prefix(prefix)
         self.folder = Path(folder).expanduser()
         self.prefix = prefix
@@ -327,9 +301,9 @@ class CheckpointManager:
         """Create the folder and prove it is writable now, before any training (a file there, a read-only or
         full disk fail here with the folder named, not after the first epoch)."""
         check_output_folder(self.folder, "checkpoint_dir",
-                            "pass a folder you can write to with free space, e.g. --checkpoint_dir outputs/run1",
-                            file_fix="pass a folder path (it is created if missing), e.g. --checkpoint_dir "
-                                     "outputs/run1")
+                            _("pass a folder you can write to with free space, e.g. --checkpoint_dir outputs/run1"),
+                            file_fix=_("pass a folder path (it is created if missing), e.g. --checkpoint_dir "
+                                       "outputs/run1"))
         return self.folder
 
     def __enter__(self):
@@ -388,7 +362,7 @@ class CheckpointManager:
     def checkpoints(self) -> list:
         """``<prefix>-<epoch>_<steps>.ckpt`` files in the folder, newest epoch first."""
         found = []
-        for path in self.folder.glob(f"{self.prefix}-*.ckpt") if self.folder.is_dir() else ():
+        for path in self.folder.glob(f"{glob.escape(self.prefix)}-*.ckpt") if self.folder.is_dir() else ():
             match = _RUN_CHECKPOINT.match(path.name)
             if match and match["prefix"] == self.prefix:
                 found.append((int(match["epoch"]), int(match["steps"]), path))

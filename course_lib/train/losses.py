@@ -9,7 +9,7 @@ other class. Two conventions are in use, and they differ for the same ``smooth_f
 * ``convention="pytorch"`` (``torch.nn.CrossEntropyLoss(label_smoothing=s)``): the mass ``s`` is spread over
   all ``K`` classes, the true one included: ``on = 1 - s + s / K``, ``off = s / K``.
 
-They give the same targets when ``s_seed = s_pytorch * (K - 1) / K`` (see :func:`seed_factor_from_pytorch`).
+They give the same targets when ``s_seed = s_pytorch * (K - 1) / K``.
 
 For PyTorch's convention, prefer MindSpore's built-in ``nn.CrossEntropyLoss(label_smoothing=s)``: it uses the same
 convention as ``torch.nn.CrossEntropyLoss`` (lesson 07 shows both give the same value). ``convention="pytorch"``
@@ -24,8 +24,7 @@ from mindspore import Tensor, nn, ops
 from course_lib.i18n import _
 from course_lib.validation import check_bool, check_choice, check_int, check_real
 
-__all__ = ["CrossEntropySmooth", "check_labels", "smoothed_target_values", "seed_factor_from_pytorch",
-           "pytorch_factor_from_seed"]
+__all__ = ["CrossEntropySmooth", "check_labels", "smoothed_target_values"]
 
 CONVENTIONS = ("seed", "pytorch")
 REDUCTIONS = ("mean", "sum", "none")
@@ -37,18 +36,6 @@ def smoothed_target_values(smooth_factor: float, num_classes: int, convention: s
     if convention == "seed":
         return 1.0 - smooth_factor, smooth_factor / (num_classes - 1)
     return 1.0 - smooth_factor + smooth_factor / num_classes, smooth_factor / num_classes
-
-
-def seed_factor_from_pytorch(label_smoothing: float, num_classes: int) -> float:
-    """The seed-convention ``smooth_factor`` that equals PyTorch's ``label_smoothing`` for ``num_classes``."""
-    _check_smoothing_args(label_smoothing, num_classes, "pytorch")
-    return label_smoothing * (num_classes - 1) / num_classes
-
-
-def pytorch_factor_from_seed(smooth_factor: float, num_classes: int) -> float:
-    """PyTorch's ``label_smoothing`` that equals a seed-convention ``smooth_factor`` for ``num_classes``."""
-    _check_smoothing_args(smooth_factor, num_classes, "seed")
-    return smooth_factor * num_classes / (num_classes - 1)
 
 
 def _check_smoothing_args(smooth_factor, num_classes, convention):
