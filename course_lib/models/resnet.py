@@ -17,9 +17,7 @@ import math
 
 from mindspore import nn, ops
 from mindspore.common.initializer import HeNormal, HeUniform, Uniform
-# absolute imports: MindSpore's amp rewrite re-executes this module's source
-from course_lib.validation import check_bool, check_int, wrong_type
-from course_lib.i18n import _
+from course_lib.validation import check_bool, check_int, wrong_type  # absolute: amp rewrite re-executes this source
 
 __all__ = ["ResNet", "ResidualBlockBase", "ResidualBlock", "resnet18", "resnet34", "resnet50", "resnet101"]
 
@@ -147,6 +145,8 @@ _STEM_CHANNELS = 64
 
 def _check_resnet_args(block, layer_nums, in_channels, out_channels, strides, num_classes, image_channels,
                        zero_init_residual):
+    from course_lib.i18n import _  # here, not at the top: the blocks' line numbers are quoted by lesson 02
+
     if not (isinstance(block, type) and issubclass(block, _BLOCKS)):
         raise wrong_type("block", block, _("ResidualBlockBase or ResidualBlock (or a subclass)"),
                          _("ResidualBlockBase for ResNet-18/34, ResidualBlock for ResNet-50/101"))
