@@ -32,6 +32,12 @@ expected), ``PermissionError``, and ``ValueError`` for a corrupted file; a modul
 of these. A mistake that no helper covers raises the exception of its kind above, with a message that says what was
 wrong, the value and "Fix: ...".
 
+Callers pass their ``fix`` (and ``expected``) already marked, ``fix=_("e.g. batch_size=32")``, without a final
+period: the template adds it. ``{value}`` of a wrong-type error is ``shown(value)``, the first line of its repr (a
+network's repr is a page). ``check_all_reduce_fusion_config`` checks a config value, so all of its mistakes are
+ValueErrors (the file's text is wrong, as for every config key). ``message=``/``type_error=`` of ``check_int`` and
+``check_real`` are legacy (a caller's own wording): no new code uses them, and they go once no caller is left.
+
 ``check_int(name, value, low, high)`` and ``check_real(name, value, low, high, ...)`` accept numpy scalars
 (``np.int64(10)`` is an int here), reject bools, NaN and infinities, and return a plain ``int``/``float``.
 The config schema (``course_lib.run.config.RANGES``) and the functions use them, so a range is written once.
