@@ -120,7 +120,7 @@ def check_type(name, value, types, expected, fix):
 
 def check_bool(name, value, fix=None) -> bool:
     """``value`` as a ``bool`` (numpy's bool too); TypeError for anything else, 0 and 1 included."""
-    if isinstance(value, bool) or type(value).__name__ == "bool_":
+    if isinstance(value, bool) or (type(value).__module__ == "numpy" and type(value).__name__ in ("bool_", "bool")):
         return bool(value)
     raise wrong_type(name, value, _("True or False"), _fix(fix, _("pass True or False"))) from None
 
