@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["LANGUAGES", "CATALOG", "language", "set_language", "_"]
+__all__ = ["LANGUAGES", "CATALOG", "language", "set_language", "_", "N_"]
 
 LANGUAGES = ("en", "zh")
 _LANGUAGE: str | None = None  # set by set_language(); None = detect
@@ -72,3 +72,9 @@ def _(message: str) -> str:
     if language() != "zh":
         return message
     return _catalog().get(message, message)
+
+
+def N_(message: str) -> str:
+    """Mark ``message`` for the catalog without translating it now: it is translated later, when it is shown, with
+    ``_(message)`` (gettext's no-op marker). For texts written at import time, e.g. an exercise's task."""
+    return message

@@ -230,6 +230,9 @@ def export_mindir(net, example_input, path, dynamic_batch=False) -> Path:
 
     ``example_input`` (numpy or Tensor, e.g. one batch) fixes the input dtype and shape; with
     ``dynamic_batch=True`` the batch axis is left free, so the exported graph accepts any batch size.
+
+    Taught in lesson 09 (notebooks/09_inference_and_export.ipynb).
+    Copy held equal by tests/test_technique_agreement.py: recipes/export_mindir_graphcell.py.
     """
     _check_net(net)
     if isinstance(example_input, Tensor):
@@ -364,6 +367,8 @@ def load_mindir(path, check_digest=True) -> nn.GraphCell:
     wrote beside it: a changed file is refused (ValueError); a file without a digest loads with a warning.
 
     Only load MindIR files you or someone you trust produced: a model file is untrusted input.
+
+    Taught in lesson 09 (notebooks/09_inference_and_export.ipynb).
     """
     path = _mindir_path(path, must_exist=True)
     if check_digest and not verify_mindir_digest(path):

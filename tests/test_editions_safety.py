@@ -12,12 +12,14 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from babel.messages.catalog import Message
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 import clean  # noqa: E402
 import generated  # noqa: E402
 import make_editions  # noqa: E402
+import pofiles  # noqa: E402
 import translate  # noqa: E402
 
 from course_lib import staging  # noqa: E402
@@ -288,13 +290,15 @@ def zh_course(tmp_path, monkeypatch):
     for path in NOTEBOOKS[:2]:
         nb = nbformat.read(path, as_version=4)
         nbformat.write(nb, notebooks / path.name)
-        cells = {str(c.id): {"sha": translate.source_sha(c.source), "zh": "中文：" + c.source}
-                 for c in nb.cells if c.cell_type == "markdown"}
-        comments = {translate.source_sha(translate.comment_text(token)):
-                    {"en": translate.comment_text(token), "zh": "中文注释：" + translate.comment_text(token)}
-                    for c in nb.cells if c.cell_type == "code" for _, _, token in translate.code_comments(c.source)}
-        (tmp_path / "catalogs" / f"{path.stem}.yaml").write_text(
-            translate.yaml.safe_dump({"cells": cells, "comments": comments}, allow_unicode=True), encoding="utf-8")
+        catalog = translate.new_catalog(path.stem)
+        for c in nb.cells:
+            if c.cell_type == "markdown":
+                catalog[c.source] = Message(c.source, "中文：" + c.source, context=str(c.id))
+            elif c.cell_type == "code":
+                for _, _, token in translate.code_comments(c.source):
+                    text = translate.comment_text(token)
+                    catalog[text] = Message(text, "中文注释：" + text, context=translate.COMMENT)
+        pofiles.write(catalog, tmp_path / "catalogs" / f"{path.stem}.po")
     monkeypatch.setattr(translate, "NOTEBOOKS", notebooks)
     monkeypatch.setattr(translate, "CATALOGS", tmp_path / "catalogs")
     monkeypatch.setattr(translate, "OUT", notebooks / "zh")
@@ -306,7 +310,7 @@ def zh_course(tmp_path, monkeypatch):
 def test_zh_build_never_overwrites_a_learners_zh_notebook(zh_course, how, keep_edits):
     translate.build()
     mine = edit(zh_course / FIRST, how)
-    catalog = translate.CATALOGS / f"{NOTEBOOKS[0].stem}.yaml"  # the translation improves meanwhile
+    catalog = translate.CATALOGS / f"{NOTEBOOKS[0].stem}.po"  # the translation improves meanwhile
     catalog.write_text(catalog.read_text(encoding="utf-8").replace("中文：", "中文版："), encoding="utf-8")
     said = []
     written = translate.build(keep_edits=keep_edits, report=said.append)

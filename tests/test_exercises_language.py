@@ -1,39 +1,45 @@
 """The exercise checker speaks the notebook's language: Chinese in the zh edition (notebooks/zh/), else English."""
 import course_lib  # noqa: F401  (sets env before mindspore)
+import ast
 import importlib
 import os
 import re
+import string
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from course_lib import i18n
 from course_lib.exercises import engine as exercises
-from course_lib.exercises import Incorrect, check, exercise, expect, explain, hide
-from course_lib.i18n import language, set_language
+from course_lib.exercises import Incorrect, check, exercise, expect, explain, hide, reveal
+from course_lib.i18n import N_, _, language, set_language
 
 ROOT = Path(__file__).resolve().parent.parent
+BANK_FOLDER = ROOT / "course_lib" / "exercises"
 
 
 @pytest.fixture
 def toy(monkeypatch):
-    """Two exercises of a lesson 98 that does not exist: one with Chinese texts, one without."""
+    """Two exercises of a lesson 98 that does not exist: one whose texts the catalog translates, one it does not."""
     monkeypatch.setattr(exercises, "_REGISTRY", dict(exercises.registered()))
     monkeypatch.setattr(exercises, "_SOLVED", set())
     monkeypatch.delenv("COURSE_LANG", raising=False)
     monkeypatch.chdir(ROOT)
     set_language(None)
+    monkeypatch.setitem(i18n._CATALOG_CACHE, "zh", {**i18n._catalog(), "Give 2.": "给出 2。",
+                                                    hide("Because one plus one is two."): hide("因为一加一等于二。"),
+                                                    "Too large by one.": "大了一。"})
 
-    @exercise("98.1", "Give 2.", why=hide("Because one plus one is two."), task_zh="给出 2。",
-              why_zh=hide("因为一加一等于二。"))
-    def _(answer):
-        expect(answer != 3, "Too large by one.", zh="大了一。")
-        expect(answer == 2, "Not two.")
+    @exercise("98.1", N_("Give 2."), why=N_(hide("Because one plus one is two.")))
+    def check_98_1(answer):
+        expect(answer != 3, _("Too large by one."))
+        expect(answer == 2, _("Not two."))
 
-    @exercise("98.2", "Give 1.", why=hide("Only English here."))
-    def _(answer):
-        expect(answer == 1, "Not one.")
+    @exercise("98.2", N_("Give 1."), why=N_(hide("Only English here.")))
+    def check_98_2(answer):
+        expect(answer == 1, _("Not one."))
 
     yield
     set_language(None)
@@ -45,6 +51,7 @@ def test_english_by_default(toy, capsys):
     assert capsys.readouterr().out == "Exercise 98.1: correct!\nWhy: Because one plus one is two.\n"
     assert check("98.1", 3) is False
     assert capsys.readouterr().out == "Exercise 98.1: not yet. Too large by one.\n"
+    assert exercises.registered()["98.1"].shown_task() == "Give 2."
 
 
 def test_chinese_framing_hints_and_explanation(toy, capsys):
@@ -55,19 +62,52 @@ def test_chinese_framing_hints_and_explanation(toy, capsys):
     assert "答对之后 explain() 才会解释" in capsys.readouterr().out
     assert check("98.1", 3) is False
     assert capsys.readouterr().out == "练习 98.1：还不对。大了一。\n"
-    assert check("98.1", 5) is False  # no Chinese hint: the English one, after a note saying so
-    assert capsys.readouterr().out == f"练习 98.1：还不对。{exercises.NO_ZH}Not two.\n"
+    assert check("98.1", 5) is False  # a hint the catalog lacks: the English one (messages_catalog.py check fails)
+    assert capsys.readouterr().out == "练习 98.1：还不对。Not two.\n"
     assert check("98.1", 2) is True
     assert capsys.readouterr().out == "练习 98.1：正确！\n原因：因为一加一等于二。\n"
     explain("98.1")
     assert capsys.readouterr().out == "原因：因为一加一等于二。\n"
+    assert exercises.registered()["98.1"].shown_task() == "给出 2。"
+    assert exercises.catalogue("98")[0]["task"] == "给出 2。"
 
 
 def test_chinese_without_a_chinese_explanation_falls_back_to_english(toy, capsys):
     set_language("zh")
     assert check("98.2", 1) is True
-    assert capsys.readouterr().out == f"练习 98.2：正确！\n原因：{exercises.NO_ZH}Only English here.\n"
-    assert exercises.registered()["98.1"].task_zh == "给出 2。"
+    note = _(exercises.NO_TRANSLATION)
+    assert note == "（暂无中文版，以下为英文原文）"
+    assert capsys.readouterr().out == f"练习 98.2：正确！\n原因：{note}Only English here.\n"
+    assert exercises.registered()["98.2"].shown_task() == "Give 1."
+
+
+def test_a_chinese_explanation_that_is_not_encoded_is_a_clear_error(toy, monkeypatch):
+    monkeypatch.setitem(i18n._CATALOG_CACHE["zh"], hide("Only English here."), "没有编码")
+    set_language("zh")
+    with pytest.raises(ValueError, match=r"course_lib\.po 中练习 98\.2 的译文解释不是编码后的文本。修正："):
+        exercises.registered()["98.2"].explanation()
+    set_language("en")
+    assert exercises.registered()["98.2"].explanation() == "Only English here."
+
+
+def test_why_must_be_encoded_and_reveal_decodes(toy):
+    with pytest.raises(ValueError, match="why= of exercise 98.3 must be encoded"):
+        exercise("98.3", "x", why="不是编码")(lambda a: None)
+    assert reveal(hide("一加一  等于二")) == "一加一 等于二"
+    with pytest.raises(ValueError, match="is not an encoded explanation"):
+        reveal("not base64!")
+
+
+def test_hide_and_reveal_on_the_command_line():
+    run = [sys.executable, "-m", "course_lib.exercises"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    hidden = subprocess.run(run + ["hide", "Because", "二"], capture_output=True, text=True, check=True, env=env,
+                            cwd=ROOT).stdout
+    assert hidden.startswith('why=N_("') and hidden.rstrip().endswith('"),')
+    encoded = "".join(re.findall(r'"([^"]*)"', hidden))
+    shown = subprocess.run(run + ["reveal", encoded], capture_output=True, text=True, check=True, env=env,
+                           cwd=ROOT).stdout
+    assert shown == "Because 二\n"
 
 
 def test_language_detection_environment_and_zh_folder(toy, monkeypatch, tmp_path):
@@ -92,14 +132,6 @@ def test_language_detection_environment_and_zh_folder(toy, monkeypatch, tmp_path
     assert language() == "en"
     with pytest.raises(ValueError, match="language must be one of"):
         set_language("fr")
-
-
-def test_why_zh_must_be_encoded_and_needs_an_english_why(toy):
-    with pytest.raises(ValueError, match="why_zh= of exercise 98.3 must be encoded"):
-        exercise("98.3", "x", why=hide("a"), why_zh="不是编码")(lambda a: None)
-    with pytest.raises(ValueError, match="has why_zh= but no why="):
-        exercise("98.4", "x", why_zh=hide("中文"))(lambda a: None)
-    assert Incorrect("hint").zh == "" and Incorrect("hint", zh="提示").zh == "提示"
 
 
 def test_a_kernel_in_notebooks_zh_prints_chinese():
@@ -128,23 +160,31 @@ def _solutions(exercise_id):
     return importlib.import_module(f"solutions.lesson_{exercise_id.split('.')[0]}")
 
 
+def _in(lang, function):
+    set_language(lang)
+    try:
+        return function()
+    finally:
+        set_language(None)
+
+
 @pytest.mark.parametrize("exercise_id", list(BANK))
 def test_every_exercise_speaks_chinese(exercise_id, monkeypatch, capsys):
     """In zh mode the wrong answers of tests/test_exercises.py get Chinese hints, the solution Chinese framing and
-    the Chinese "why", never the English text after NO_ZH."""
+    the Chinese "why", never the English text after the "no translation yet" note."""
     monkeypatch.setattr(exercises, "_SOLVED", set())
     task = BANK[exercise_id]
-    assert CJK.search(task.task_zh), f"{exercise_id} has no task_zh"
-    assert bool(task.why_zh) == bool(task.why), f"{exercise_id}: why_zh= goes with why="
+    assert CJK.search(_in("zh", task.shown_task)), f"{exercise_id} has no Chinese task in the catalog"
     module = _solutions(exercise_id)
     wrong = module.WRONG
+    note = _in("zh", lambda: _(exercises.NO_TRANSLATION))
     set_language("zh")
     try:
         for answer in (wrong() if callable(wrong) else wrong)[exercise_id]:
             assert check(exercise_id, answer) is False
             out = capsys.readouterr().out
             prefix = f"练习 {exercise_id}：还不对。"
-            assert out.startswith(prefix) and exercises.NO_ZH not in out, out
+            assert out.startswith(prefix), out
             assert CJK.search(out[len(prefix):]), f"the hint is not Chinese: {out}"
         answer = getattr(module, "solve_" + exercise_id.replace(".", "_"))()
         capsys.readouterr()
@@ -152,47 +192,132 @@ def test_every_exercise_speaks_chinese(exercise_id, monkeypatch, capsys):
         verdict, *why = capsys.readouterr().out.strip().split("\n")
         assert verdict == f"练习 {exercise_id}：正确！"
         if task.why:
-            assert why[0].startswith("原因：") and exercises.NO_ZH not in "".join(why)
-            assert re.sub(r"\s", "", "".join(why))[3:] == re.sub(r"\s", "", task.explanation_zh())
-            assert CJK.search(task.explanation_zh())
+            explanation = task.explanation()
+            assert why[0].startswith("原因：") and note not in "".join(why) and CJK.search(explanation)
+            assert re.sub(r"\s", "", "".join(why))[3:] == re.sub(r"\s", "", explanation)
         else:
             assert not why
     finally:
         set_language(None)
 
 
-def test_every_hint_of_the_bank_has_a_chinese_version():
-    """Also the branches no listed wrong answer reaches: each Incorrect/expect call passes zh=, each expect_type and
-    expect_close call passes the Chinese name of what it checks (what_zh)."""
-    import ast
+def _bank_sources():
+    return {path.name: path.read_text(encoding="utf-8") for path in sorted(BANK_FOLDER.glob("*.py"))}
 
-    missing = []
-    for path in sorted((ROOT / "course_lib" / "exercises").glob("lesson_*.py")):
-        for node in ast.walk(ast.parse(path.read_text())):
+
+def test_the_bank_has_no_inline_translation():
+    """One translation system: the exercise texts are in the catalog, none is written in Chinese in the source, and
+    no checker passes a second-language text (the old zh=, what_zh=, task_zh= keywords are gone)."""
+    for name, source in _bank_sources().items():
+        code = ast.parse(source)
+        texts = [node.value for node in ast.walk(code) if isinstance(node, ast.Constant) and isinstance(node.value, str)
+                 and node is not (code.body[0].value if isinstance(code.body[0], ast.Expr) else None)]
+        assert not [text for text in texts if CJK.search(text)], f"{name}: Chinese text outside the catalog"
+        keywords = {k.arg for node in ast.walk(code) if isinstance(node, ast.Call) for k in node.keywords}
+        assert not keywords & {"zh", "what_zh", "hint_zh", "task_zh", "why_zh"}, name
+
+
+def _is_translated(node) -> bool:
+    """``_("...")``, ``_("...").format(...)``, ``_(variable)``, or a ``what`` argument passed on (a name)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
+        node = node.func.value
+    return (isinstance(node, ast.Call) and getattr(node.func, "id", "") == "_") or isinstance(node, ast.Name)
+
+
+def test_every_hint_of_the_bank_goes_through_the_catalog():
+    """Also the branches no listed wrong answer reaches: every hint of Incorrect/expect and every ``what``/``hint`` of
+    expect_type/expect_close is built with ``_()`` (translated when the check runs), every task with ``N_()``."""
+    untranslated = []
+    for name, source in _bank_sources().items():
+        if not name.startswith("lesson_"):
+            continue
+        for node in ast.walk(ast.parse(source)):
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
                 continue
-            keywords = {k.arg for k in node.keywords}
-            name = node.func.id
-            if (name in ("Incorrect", "expect") and "zh" not in keywords
-                    or name == "expect_type" and len(node.args) < 4 and "what_zh" not in keywords
-                    or name == "expect_close" and "what_zh" not in keywords):
-                missing.append(f"{path.name}:{node.lineno} {name}")
-    assert not missing, f"no Chinese text: {missing}"
+            function, args = node.func.id, node.args
+            keywords = {k.arg: k.value for k in node.keywords}
+            checked = {"Incorrect": args[:1], "expect": args[1:2], "expect_type": args[2:3],
+                       "expect_close": args[2:3] + [keywords[k] for k in ("hint",) if k in keywords]}.get(function, [])
+            untranslated += [f"{name}:{node.lineno} {function}" for arg in checked if not _is_translated(arg)]
+            if function == "exercise":
+                marked = [args[1]] + [keywords[k] for k in ("why",) if k in keywords]
+                untranslated += [f"{name}:{node.lineno} exercise" for arg in marked
+                                 if not (isinstance(arg, ast.Call) and getattr(arg.func, "id", "") == "N_")]
+    assert not untranslated, f"not built with _() / N_(): {untranslated}"
 
 
-def test_helpers_give_chinese_hints_only_when_given_chinese_names():
-    with pytest.raises(Incorrect) as info:
-        exercises.expect_type("3", int, "The mode", "模式")
-    assert info.value.zh == "模式应为 int，而你给出的是 str（'3'）。"
-    with pytest.raises(Incorrect) as info:
-        exercises.expect_close(3.0, 2.0, "The loss", what_zh="损失", hint_zh="再算一遍。")
-    assert info.value.zh == "损失偏大。再算一遍。"
-    with pytest.raises(Incorrect) as info:
-        exercises.expect_close([1, 2, 3], [1, 2], "The vector", what_zh="向量")
-    assert info.value.zh == "向量的形状应为 (2,)，你的形状是 (3,)。"
-    with pytest.raises(Incorrect) as info:
-        exercises.expect_close([1, 5], [1, 2], "The vector", what_zh="向量")
-    assert info.value.zh == "向量：2 个值中有 1 个与预期结果不同。" and "2]" not in info.value.zh
-    with pytest.raises(Incorrect) as info:
-        exercises.expect_close(1.0, 2.0, "The loss")
-    assert info.value.zh == ""  # no Chinese name: check() shows the English hint after NO_ZH
+def _exercise_entries():
+    from tools.messages_catalog import extract, load
+
+    catalog = load()
+    for message in extract():
+        if message.id and any(path.startswith("course_lib/exercises/") for path, _line in message.locations):
+            yield message, catalog.get(message.id)
+
+
+def test_every_exercise_text_has_its_chinese_entry_with_the_same_placeholders():
+    def fields(text):
+        return {field for _text, field, _spec, _conversion in string.Formatter().parse(text) if field is not None}
+
+    entries = list(_exercise_entries())
+    assert len(entries) > 200
+    for message, entry in entries:
+        assert entry is not None and entry.string and not entry.fuzzy, f"no Chinese for {message.id!r}"
+        assert fields(entry.string) <= fields(message.id), (message.id, entry.string)
+
+
+def test_the_chinese_explanations_are_encoded_in_the_catalog_too():
+    """The Chinese "why" texts are no more readable in the .po than the English ones in the source."""
+    po_text = i18n.CATALOG.read_text(encoding="utf-8")
+    whys = [task for task in BANK.values() if task.why]
+    assert whys
+    for task in whys:
+        chinese = _in("zh", task.explanation)
+        assert CJK.search(chinese) and chinese[:20] not in po_text, task.id
+        assert task.explanation()[:40] not in po_text, task.id
+
+
+def test_helpers_give_chinese_hints(monkeypatch):
+    monkeypatch.setitem(i18n._CATALOG_CACHE, "zh", {**i18n._catalog(), "The mode": "模式", "The loss": "损失",
+                                                    "Compute it again.": "再算一遍。", "The vector": "向量"})
+    set_language("zh")
+    try:
+        with pytest.raises(Incorrect) as info:
+            exercises.expect_type("3", int, _("The mode"))
+        assert str(info.value) == "模式应为 int，而你给出的是 str（'3'）。"
+        with pytest.raises(Incorrect) as info:
+            exercises.expect_type(3, (float, str), _("The mode"))
+        assert str(info.value) == "模式应为 float 或 str，而你给出的是 int（3）。"
+        with pytest.raises(Incorrect) as info:
+            exercises.expect_close(3.0, 2.0, _("The loss"), hint=_("Compute it again."))
+        assert str(info.value) == "损失偏大。再算一遍。"
+        with pytest.raises(Incorrect) as info:
+            exercises.expect_close(1.0, 2.0, _("The loss"))
+        assert str(info.value) == "损失偏小。"
+        with pytest.raises(Incorrect) as info:
+            exercises.expect_close([1, 2, 3], [1, 2], _("The vector"))
+        assert str(info.value) == "向量的形状应为 (2,)，你的形状是 (3,)。"
+        with pytest.raises(Incorrect) as info:
+            exercises.expect_close([1, 5], [1, 2], _("The vector"))
+        assert str(info.value) == "向量：2 个值中有 1 个与预期结果不同。" and "2]" not in str(info.value)
+        assert exercises.too_many_or_few(3, 2) == "偏多" and exercises.too_many_or_few(1, 2) == "偏少"
+    finally:
+        set_language(None)
+    with pytest.raises(Incorrect, match=r"^The loss is too small\.$"):
+        exercises.expect_close(1.0, 2.0, _("The loss"))
+    assert exercises.too_many_or_few(3, 2) == "too many"
+
+
+def test_progress_summary_and_catalogue_speak_chinese(tmp_path, capsys):
+    progress_file = tmp_path / "progress.jsonl"
+    first = next(iter(BANK))
+    set_language("zh")
+    try:
+        exercises.print_summary(first.split(".")[0], path=progress_file)
+        out = capsys.readouterr().out
+        assert "未开始" in out and f"已完成 0/{len(exercises.catalogue(first.split('.')[0]))} 道练习" in out
+        exercises.print_catalogue(first.split(".")[0])
+        out = capsys.readouterr().out
+        assert "分钟" in out and "共 " in out and CJK.search(out.splitlines()[0])
+    finally:
+        set_language(None)

@@ -129,28 +129,28 @@ def test_links_work_on_the_static_site(lang, notebooks):
 
 
 def test_relink_points_a_lesson_and_its_catalog_at_the_copies_and_keeps_the_translation_current(tmp_path):
-    import hashlib
-
-    import yaml
+    import pofiles
+    import translate
+    from babel.messages.catalog import Message
 
     (tmp_path / "notebooks").mkdir()
-    (tmp_path / "i18n" / "zh").mkdir(parents=True)
     english = "See the [glossary](../docs/GLOSSARY.md#x) and [`r.py`](../recipes/r.py); [site](https://x.org/../docs)."
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_markdown_cell(english), nbformat.v4.new_code_cell("x = '../docs/GLOSSARY.md'")]
     nb.cells[0]["id"] = "abc"
     nbformat.write(nb, tmp_path / "notebooks" / "05_x.ipynb")
-    sha = hashlib.sha256(english.encode()).hexdigest()[:12]
-    catalog = tmp_path / "i18n" / "zh" / "05_x.yaml"
-    catalog.write_text("# 05_x: catalog\n" + yaml.safe_dump({"cells": {"abc": {
-        "sha": sha, "en": english, "zh": "见[术语表](../docs/GLOSSARY.md#x)和[`r.py`](../recipes/r.py)。"}}},
-        allow_unicode=True), encoding="utf-8")
+    catalog = translate.new_catalog("05_x")
+    catalog[english] = Message(english, "见[术语表](../docs/GLOSSARY.md#x)和[`r.py`](../recipes/r.py)。", context="abc")
+    path = tmp_path / "i18n" / "zh" / "05_x.po"
+    pofiles.write(catalog, path)
+    header = path.read_text(encoding="utf-8").split("\n\n")[0]
     assert lesson_link_copies.relink("05_x", tmp_path) == 1
     cells = nbformat.read(tmp_path / "notebooks" / "05_x.ipynb", as_version=4).cells
     assert cells[0].source == ("See the [glossary](docs/GLOSSARY.md#x) and [`r.py`](recipes/r.py); "
                                "[site](https://x.org/../docs).")
     assert cells[1].source == "x = '../docs/GLOSSARY.md'"  # code is not touched
-    entry = yaml.safe_load(catalog.read_text(encoding="utf-8"))["cells"]["abc"]
-    assert entry["en"] == cells[0].source and entry["sha"] == hashlib.sha256(cells[0].source.encode()).hexdigest()[:12]
-    assert entry["zh"] == "见[术语表](docs/GLOSSARY.md#x)和[`r.py`](recipes/r.py)。"
-    assert catalog.read_text(encoding="utf-8").startswith("# 05_x: catalog\n")
+    catalog = pofiles.read(path)
+    assert translate.problems("05_x", nbformat.read(tmp_path / "notebooks" / "05_x.ipynb", as_version=4),
+                              catalog) == []  # still current
+    assert catalog.get(cells[0].source, "abc").string == "见[术语表](docs/GLOSSARY.md#x)和[`r.py`](recipes/r.py)。"
+    assert path.read_text(encoding="utf-8").startswith(header)  # the header is kept

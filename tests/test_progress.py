@@ -84,6 +84,21 @@ def test_unwritable_progress_file_warns_once_and_check_still_works(tmp_path, mon
     assert out.count("Progress not recorded") == 1 and "COURSE_PROGRESS_FILE" in out
 
 
+def test_a_chinese_learner_gets_the_warning_in_chinese(tmp_path, monkeypatch, capsys):
+    from course_lib.i18n import set_language
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    progress._warned.clear()
+    set_language("zh")
+    try:
+        assert progress.record("01.1", "correct", path=blocker / "exercises.jsonl") is None
+    finally:
+        set_language(None)
+    out = capsys.readouterr().out
+    assert out.startswith("（进度未记录：无法写入 ") and "修正：把 COURSE_PROGRESS_FILE 设为" in out
+
+
 def test_default_file_is_in_the_course_folder_or_the_home_fallback(monkeypatch, tmp_path):
     monkeypatch.delenv("COURSE_PROGRESS_FILE", raising=False)
     assert progress.progress_file() == ROOT / "progress" / "exercises.jsonl"

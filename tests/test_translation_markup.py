@@ -4,14 +4,18 @@ CommonMark does not close ``**bold**`` between Chinese punctuation and a Chinese
 shows the asterisks), so a translation can look right in the catalog and render wrong; rendering both finds it.
 """
 import re
+import sys
 from pathlib import Path
 
 import mistune
 import pytest
-import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-CATALOGS = sorted((ROOT / "i18n" / "zh").glob("*.yaml"))
+sys.path.insert(0, str(ROOT / "tools"))
+import pofiles  # noqa: E402
+import translate  # noqa: E402
+
+CATALOGS = sorted((ROOT / "i18n" / "zh").glob("*.po"))
 RENDER = mistune.create_markdown(plugins=["table"])
 # Code spans and list items may differ on purpose (a translator may quote one more name, or join a line that
 # CommonMark read as a nested item); emphasis, links, headings and tables may not.
@@ -30,8 +34,7 @@ def test_markup_counts_a_bold_that_does_not_close():
 
 @pytest.mark.parametrize("catalog", CATALOGS, ids=lambda p: p.stem)
 def test_each_translation_renders_with_the_markup_of_its_english_cell(catalog):
-    cells = (yaml.safe_load(catalog.read_text(encoding="utf-8")) or {}).get("cells") or {}
-    differ = {cell_id: (markup(entry["en"]), markup(entry["zh"])) for cell_id, entry in cells.items()
-              if entry.get("zh") and markup(entry["en"]) != markup(entry["zh"])}
+    cells = [m for m in pofiles.read(catalog) if m.id and m.context != translate.COMMENT and m.string]
+    differ = {m.context: (markup(m.id), markup(m.string)) for m in cells if markup(m.id) != markup(m.string)}
     assert not differ, "\n".join(
         f"{catalog.stem}, cell {cell_id}: English {en} vs Chinese {zh}" for cell_id, (en, zh) in differ.items())

@@ -66,8 +66,29 @@ def _const(node) -> str:
     return ""
 
 
+def _message(node) -> tuple[str, bool]:
+    """The English text of a hint written ``_("...")`` or ``_("...").format(...)`` ("" for anything else), and
+    whether it is formatted (then ``{field}`` stands for a value)."""
+    formatted = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format"
+    if formatted:
+        node = node.func.value
+    if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "_" and node.args:
+        return _const(node.args[0]), formatted
+    return "", False
+
+
+def _fields_shown(text: str, formatted: bool) -> str:
+    """A message with ``…`` for each ``{field}`` (what the learner sees there depends on the answer)."""
+    if not formatted:
+        return text
+    return re.sub(r"(?<!\{)\{[^{}]*\}(?!\})", "…", text).replace("{{", "{").replace("}}", "}")
+
+
 def checker_hints(lesson: str) -> dict[str, list[tuple[str, str]]]:
-    """``{exercise id: [(English hint, Chinese hint), ...]}`` read from the checkers' source (never run)."""
+    """``{exercise id: [(English hint, Chinese hint), ...]}``: the checkers' hints read from their source (never
+    run), their Chinese from course_lib's message catalog."""
+    from course_lib.i18n import _ as translate, set_language
+
     path = BANK / f"lesson_{lesson}.py"
     tree = ast.parse(path.read_text(encoding="utf-8"))
     found: dict[str, list[tuple[str, str]]] = {}
@@ -86,8 +107,14 @@ def checker_hints(lesson: str) -> dict[str, list[tuple[str, str]]]:
             position = {"Incorrect": 0, "expect": 1}.get(name)
             if position is None or len(call.args) <= position:
                 continue
-            en = _const(call.args[position]).strip()
-            zh = next((_const(k.value).strip() for k in call.keywords if k.arg == "zh"), "")
+            message, formatted = _message(call.args[position])
+            set_language("zh")
+            try:
+                chinese = translate(message)
+            finally:
+                set_language(None)
+            en = _fields_shown(message, formatted).strip()
+            zh = _fields_shown(chinese, formatted).strip() if chinese != message else ""
             if en and (en, zh) not in hints:
                 hints.append((en, zh))
     return found
@@ -112,7 +139,8 @@ def run_seconds(notebook_name: str):
 
 
 def lesson_pages(notes: dict, progress: dict | None = None) -> dict[Path, str]:
-    from course_lib.exercises import catalogue, registered
+    from course_lib.exercises import catalogue
+    from course_lib.i18n import set_language
 
     stats = {s["notebook"]: s for s in lesson_stats.all_stats()}
     pages: dict[Path, str] = {}
@@ -122,7 +150,11 @@ def lesson_pages(notes: dict, progress: dict | None = None) -> dict[Path, str]:
         hints = checker_hints(lesson)
         marks = exercise_marks(notebook)
         rows = catalogue(lesson)
-        tasks = registered()
+        set_language("zh")
+        try:
+            tasks_zh = {row["id"]: row["task"] for row in catalogue(lesson)}
+        finally:
+            set_language(None)
         seconds = run_seconds(notebook.name)
         for lang in ("en", "zh"):
             w = WORDS[lang]
@@ -142,7 +174,7 @@ def lesson_pages(notes: dict, progress: dict | None = None) -> dict[Path, str]:
                      f"- {w['exercises']}: {w['core']} {core_total} {w['min']}, {w['all']} {total} {w['min']}", "",
                      f"## {w['exercises_h']}", "", f"| id | | {w['min']} | {w['task']} |", "|---|---|---|---|"]
             for r in rows:
-                task = tasks[r["id"]].task_zh if lang == "zh" and tasks[r["id"]].task_zh else r["task"]
+                task = tasks_zh[r["id"]] if lang == "zh" else r["task"]
                 is_core = w["yes"] if "core" in marks.get(r["id"], "") else ""
                 lines.append(f"| {r['id']} {is_core} | {r['difficulty']} | {r['minutes'] or '?'} | "
                              f"{task.replace('|', '/')} |")

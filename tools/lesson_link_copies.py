@@ -11,7 +11,7 @@ notebooks/zh/ to ``../docs/…``), and this tool keeps those copies equal to the
     python tools/lesson_link_copies.py --check   # exit 1 naming every copy that is missing, stale or extra
     python tools/lesson_link_copies.py --relink 05_eval_indexes_miou ...
         # rewrite a lesson's ../docs/, ../benchmarks/, ../recipes/ links to the copies, in the English notebook and
-        # in both texts of its zh catalog entries (their sha follows, as only link targets changed)
+        # in its zh catalog's entries (msgid and msgstr, so a current entry stays current)
 
 The originals stay the one place to edit (docs/GLOSSARY.md, benchmarks/results.md, recipes/). The pages' own links
 are rewritten for their new folder (``../notebooks/A2_x.ipynb`` -> ``../A2_x.ipynb``). tests/test_lesson_links.py
@@ -116,11 +116,12 @@ def relink_text(text: str) -> str:
 
 def relink(stem: str, root: Path = ROOT) -> int:
     """Point a lesson's links at the copies: its English markdown cells and its zh catalog entries. Returns the
-    number of cells changed. A catalog entry whose ``sha`` matched its English cell before matches it after."""
-    import hashlib
-
+    number of cells changed. A catalog entry that translated its English cell before translates it after (both its
+    msgid and its msgstr are relinked; a fuzzy entry's previous msgid too)."""
     import nbformat
-    import yaml
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import pofiles
 
     path = root / "notebooks" / f"{stem}.ipynb"
     if not path.is_file():
@@ -134,26 +135,18 @@ def relink(stem: str, root: Path = ROOT) -> int:
         tmp = path.with_name(path.name + ".tmp")
         nbformat.write(nb, tmp)
         os.replace(tmp, path)
-    catalog = root / "i18n" / "zh" / f"{stem}.yaml"
-    if catalog.is_file():
-        text = catalog.read_text(encoding="utf-8")
-        data = yaml.safe_load(text) or {}
-        for entry in (data.get("cells") or {}).values():
-            was_current = entry.get("sha") == hashlib.sha256((entry.get("en") or "").encode()).hexdigest()[:12]
-            for key in ("en", "zh", "zh_old"):
-                if isinstance(entry.get(key), str):
-                    entry[key] = relink_text(entry[key])
-            if was_current:
-                entry["sha"] = hashlib.sha256(entry["en"].encode()).hexdigest()[:12]
-        sys.path.insert(0, str(root / "tools"))
-        import translate
-
-        cells = {key: {k: (translate._Literal(v) if isinstance(v, str) and "\n" in v else v)  # noqa: SLF001
-                       for k, v in entry.items()} for key, entry in data["cells"].items()}
-        body = yaml.safe_dump({"cells": cells}, allow_unicode=True, sort_keys=False, width=1000)
-        tmp = catalog.with_name(catalog.name + ".tmp")
-        tmp.write_text(text.splitlines()[0] + "\n" + body, encoding="utf-8")
-        os.replace(tmp, catalog)
+    catalog_path = root / "i18n" / "zh" / f"{stem}.po"
+    if catalog_path.is_file():
+        catalog = pofiles.read(catalog_path, root)
+        messages = [m for m in catalog if m.id]
+        for message in messages:
+            catalog.delete(message.id, message.context)
+        for message in messages:
+            if message.context != "comment":  # code comments hold no links
+                message.id, message.string = relink_text(message.id), relink_text(message.string or "")
+                message.previous_id = [relink_text(text) for text in message.previous_id]
+            catalog[message.id] = message
+        pofiles.write(catalog, catalog_path)
     return changed
 
 

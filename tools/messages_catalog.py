@@ -4,27 +4,28 @@
     python tools/messages_catalog.py check    # fail on a missing, untranslated or fuzzy entry (CI runs this)
     python tools/messages_catalog.py stats    # translated / total
 
-Messages are found by Babel's extractor (the keyword ``_``), as ``pybabel extract -k _`` finds them. A changed
-English message keeps its old Chinese as a fuzzy entry (``#, fuzzy`` and ``#| msgid "old text"``), as gettext's
-msgmerge does; a translator (Poedit, Lokalize, Weblate or a text editor) updates the Chinese and removes the flag.
+Messages are found by Babel's extractor (the keywords ``_`` and ``N_``, gettext's no-op marker for a text translated
+later, when shown), as ``pybabel extract -k _ -k N_`` finds them. A changed English message keeps its old Chinese as a
+fuzzy entry (``#, fuzzy`` and ``#| msgid "old text"``), as gettext's msgmerge does; a translator
+(Poedit, Lokalize, Weblate or a text editor) updates the Chinese and removes the flag.
 """
 from __future__ import annotations
 
 import argparse
-import io
-import os
 import sys
 from pathlib import Path
 
 from babel.messages.catalog import Catalog
 from babel.messages.extract import extract_from_dir
-from babel.messages.pofile import read_po, write_po
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import pofiles  # noqa: E402  (tools/pofiles.py: .po files read and written as gettext's own tools do)
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "course_lib"
 CATALOG = PACKAGE / "locale" / "zh" / "LC_MESSAGES" / "course_lib.po"
 METHODS = [("**.py", "python")]
-KEYWORDS = {"_": None}
+KEYWORDS = {"_": None, "N_": None}  # N_: marked where written, translated when shown
 
 
 class CatalogError(Exception):
@@ -44,46 +45,29 @@ def extract(package: Path = PACKAGE) -> Catalog:
 def load(path: Path = CATALOG) -> Catalog:
     if not path.exists():
         return Catalog(locale="zh_CN", project="course_lib", domain="course_lib")
-    with path.open("rb") as handle:
-        return read_po(handle, locale="zh_CN")
+    return pofiles.read(path, root=ROOT)
 
 
-def save(catalog: Catalog, path: Path = CATALOG) -> None:
-    """Write ``catalog`` beside ``path`` and move it into place (never a half-written catalog)."""
-    buffer = io.BytesIO()
-    write_po(buffer, catalog, width=120, sort_output=False, include_previous=True, omit_header=False)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temp.write_bytes(buffer.getvalue())
-    os.replace(temp, path)
+def save(catalog: Catalog, path: Path = CATALOG, expected: bytes | None = None) -> None:
+    """Write ``catalog`` atomically, keeping each fuzzy entry's previous English (``#|``) as gettext does."""
+    pofiles.write(catalog, path, expected=expected)
 
 
-def update(path: Path = CATALOG) -> Catalog:
+def update(path: Path = CATALOG, package: Path = PACKAGE) -> Catalog:
     """Merge the messages found in course_lib into the catalog (Babel's ``Catalog.update``, fuzzy matching on)."""
+    before = path.read_bytes() if path.exists() else None
     catalog = load(path)
-    catalog.update(extract(), no_fuzzy_matching=False, update_header_comment=False, keep_user_comments=True)
-    save(catalog, path)
+    template = extract(package)
+    template.creation_date = catalog.creation_date  # no date churn: the catalog changes only when a message does
+    catalog.update(template, no_fuzzy_matching=False, update_header_comment=False, keep_user_comments=True)
+    save(catalog, path, expected=before)
     return catalog
 
 
-def problems(path: Path = CATALOG) -> list[str]:
+def problems(path: Path = CATALOG, package: Path = PACKAGE) -> list[str]:
     """Every reason the catalog is not ready: a message course_lib uses but the catalog lacks, an untranslated or a
-    fuzzy entry. Obsolete entries (messages no longer used) are not problems."""
-    catalog, template = load(path), extract()
-    shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
-    found = []
-    for message in template:
-        if not message.id:
-            continue
-        entry = catalog.get(message.id, message.context)
-        where = ", ".join(f"{file}:{line}" for file, line in message.locations[:2])
-        if entry is None:
-            found.append(f"{shown}: missing {message.id[:70]!r} ({where})")
-        elif entry.fuzzy:
-            found.append(f"{shown}: fuzzy {message.id[:70]!r} ({where}): the English changed")
-        elif not entry.string:
-            found.append(f"{shown}: untranslated {message.id[:70]!r} ({where})")
-    return found
+    fuzzy entry (``pofiles.check_catalog``). Obsolete entries (messages no longer used) are not problems."""
+    return pofiles.check_catalog(path, extract(package), root=ROOT)
 
 
 def check(path: Path = CATALOG) -> None:

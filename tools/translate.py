@@ -1,33 +1,25 @@
-"""The Chinese edition (中文版): notebooks/zh/ is generated from the English notebooks plus a translation catalog.
+"""The Chinese edition (中文版): notebooks/zh/ is generated from the English notebooks plus a gettext catalog each.
 
 Prose and code comments are translated. Code cells and their outputs are copied from the English notebook, only
-the comments' text changes, so the two editions cannot disagree on code or results. Each markdown cell's translation
-lives in ``i18n/zh/<notebook stem>.yaml``:
+the comments' text changes, so the two editions cannot disagree on code or results. Each notebook's translation is
+the gettext catalog ``i18n/zh/<notebook stem>.po`` (read and written with Babel; Poedit, Lokalize and Weblate open
+it too, see docs/TRANSLATING.md). One entry per markdown cell and one per distinct code comment:
 
-    cells:
-      <cell id>:
-        sha: <first 12 hex digits of the SHA-256 of the English cell source it translates>
-        en: |
-          <that English source, for the translator and the reviewer>
-        zh: |
-          <the Chinese text>
+    msgctxt "<cell id>"                    msgctxt "comment"
+    msgid "<the English cell source>"      msgid "<the English comment text: after '#', stripped>"
+    msgstr "<the Chinese text>"            msgstr "<the Chinese comment text, one line>"
 
-When an English cell changes, its ``sha`` no longer matches and ``check`` names the lesson and the cell. The entry
-stays stale until the translator updates all three: ``extract`` puts the new English beside it as ``en_new`` (and its
-hash as ``sha_new``) but keeps ``sha``, ``en`` and ``zh``; the translator rewrites ``zh``, moves ``en_new`` and
-``sha_new`` into ``en`` and ``sha``. So pasting an old translation back (with its old ``sha``) never passes, and an
-entry whose ``sha`` is not the hash of its own ``en`` is reported too.
+The msgctxt keeps two cells with the same English apart (and a comment apart from a cell). An entry translates its
+cell only while its msgid is the cell's current English, it is not ``#, fuzzy`` and its msgstr is not empty.
 
-Code comments are translated too; code tokens never change. The ``comments:`` mapping at the top of the catalog,
-before ``cells:`` (kept apart so the two can be edited in parallel and merged), is keyed by the hash of the English
-comment text (the text after ``#``, stripped):
+When the English changes, ``update`` does what gettext's msgmerge does: the entry gets the new English as its
+msgid, keeps the old Chinese, is flagged ``#, fuzzy`` and records the English it translated as ``#| msgid``. A
+new comment (or a cell with a new id) gets, the same way, the translation of the most similar old one that is no
+longer in the notebook (``FUZZY_CUTOFF``). ``build`` and ``check`` fail
+on every fuzzy, untranslated or missing entry, naming the lesson, the cell and the fix; the translator updates the
+msgstr and removes the fuzzy flag. An entry whose cell or comment is gone becomes obsolete (``#~``, kept for
+reference): allowed, and reported by ``check``.
 
-    comments:
-      <first 12 hex digits of the SHA-256 of the English comment text>:
-        en: <the English comment text>
-        zh: <the Chinese comment text, one line>
-
-A changed English comment has a new hash, hence no entry: ``build`` fails naming the lesson, the cell and the comment.
 Left as they are: comments without letters, ``# NBVAL_...`` markers, ``# noqa``, ``# type:``, ``# pragma``,
 ``# fmt:``, shebangs and encoding lines (see ``KEPT_COMMENT``).
 
@@ -39,42 +31,47 @@ Neither ever overwrites a zh notebook a learner edited, ran or added cells to: e
 sources and the hash of its content (tools/generated.py); a changed one is kept and the new version is written
 beside it as NAME.new.ipynb, with a message. A notebook without a record (generated before records existed) is the
 course's only when git has it unchanged.
-  python tools/translate.py check              exit 1 listing missing/stale translations and out-of-date zh notebooks
-  python tools/translate.py extract STEM ...   add every untranslated cell and comment of notebooks/STEM.ipynb to its
-                                               catalog with ``zh: null``, and the new English beside each stale
-                                               cell (``en_new``); drops comments no longer in the notebook
+  python tools/translate.py check              exit 1 listing missing, fuzzy and unused entries and out-of-date zh
+                                               notebooks; also checks course_lib's message catalog when it exists
+  python tools/translate.py update STEM ...    merge notebooks/STEM.ipynb into its catalog: new cells and comments
+                                               untranslated, changed ones fuzzy, gone ones obsolete (no STEM: all)
+  python tools/translate.py extract STEM ...   the same as update
   python tools/translate.py stats              translated / total markdown cells and code comments, per lesson
 """
 from __future__ import annotations
 
 import copy
-import hashlib
+import difflib
 import io
 import re
 import tokenize
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 
 import nbformat
-import yaml
+from babel.messages.catalog import Catalog, Message
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import generated  # noqa: E402
+import pofiles  # noqa: E402
 from generated import staging  # noqa: E402
+from pofiles import check_catalog  # noqa: E402  (the check of any .po, e.g. course_lib's messages)
 
 ROOT = generated.ROOT
 NOTEBOOKS = ROOT / "notebooks"
 CATALOGS = ROOT / "i18n" / "zh"
 OUT = NOTEBOOKS / "zh"
 LANGUAGE = "zh-CN"
+COMMENT = "comment"  # the msgctxt of every code comment entry
+HEADER = ("Chinese translation of notebooks/{stem}.ipynb (the course's zh edition).\n"
+          "msgctxt: the cell id of a markdown cell, or \"comment\" for a code comment.\n"
+          "After an English change: python tools/translate.py update {stem}; see docs/TRANSLATING.md.")
+FUZZY_CUTOFF = 0.6  # how alike a new and an old English text must be to offer the old translation (as fuzzy)
 
 
 class TranslationError(Exception):
     """A missing or stale translation; the message lists every problem found."""
-
-
-def source_sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
 def shown(path: Path) -> str:
@@ -88,32 +85,36 @@ def english_notebooks() -> list[Path]:
 
 
 def catalog_path(stem: str) -> Path:
-    return CATALOGS / f"{stem}.yaml"
+    return CATALOGS / f"{stem}.po"
 
 
-def _read_catalog(stem: str) -> dict:
+def new_catalog(stem: str) -> Catalog:
+    """An empty catalog for ``stem`` with the course's header."""
+    now = datetime.now(timezone.utc).replace(second=0, microsecond=0)
+    return Catalog(locale=pofiles.LOCALE, project="MindSpore course", version=stem, fuzzy=False,
+                   header_comment="\n".join(f"# {line}" for line in HEADER.format(stem=stem).splitlines()),
+                   msgid_bugs_address="the course's issue tracker", last_translator="the course's translators",
+                   language_team="zh_CN", creation_date=now, revision_date=now)
+
+
+def load_catalog(stem: str) -> Catalog:
+    """The catalog of ``stem`` (empty when there is none yet). Raises TranslationError for an unreadable one."""
     path = catalog_path(stem)
     if not path.is_file():
-        return {}
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    if not isinstance(data, dict):
-        raise TranslationError(f"{shown(path)}: expected a mapping with 'cells' and 'comments'. Fix: see "
-                               f"tools/translate.py's docstring for the format.")
-    for part in ("cells", "comments"):
-        if not isinstance(data.get(part) or {}, dict):
-            raise TranslationError(f"{shown(path)}: '{part}' must be a mapping of key -> entry, not "
-                                   f"{type(data.get(part)).__name__}. Fix: see tools/translate.py's docstring.")
-    return data
+        return new_catalog(stem)
+    try:
+        return pofiles.read(path, ROOT)
+    except pofiles.CatalogReadError as error:
+        raise TranslationError(str(error)) from None
 
 
-def load_catalog(stem: str) -> dict:
-    """The ``cells:`` part of a catalog: cell id -> entry."""
-    return {str(key): value for key, value in (_read_catalog(stem).get("cells") or {}).items()}
-
-
-def load_comments(stem: str) -> dict:
-    """The ``comments:`` part of a catalog: hash of the English comment text -> entry."""
-    return {str(key): value for key, value in (_read_catalog(stem).get("comments") or {}).items()}
+def cell_entries(catalog: Catalog) -> dict[str, list[Message]]:
+    """The entries of markdown cells, by msgctxt (the cell id): normally one each."""
+    found: dict[str, list[Message]] = {}
+    for message in catalog:
+        if message.id and message.context != COMMENT:
+            found.setdefault(str(message.context), []).append(message)
+    return found
 
 
 # Comments that are instructions to a tool, not prose: kept as they are.
@@ -159,61 +160,88 @@ def comment_text(comment: str) -> str:
     return _COMMENT.match(comment).group(2)
 
 
-def comment_problems(stem: str, nb, comments: dict) -> list[str]:
-    """Every translatable comment of ``nb``'s code cells without a translation in ``comments``."""
-    found = []
+def comment_problems(stem: str, nb, catalog: Catalog) -> list[str]:
+    """Every translatable comment of ``nb``'s code cells without a current translation in ``catalog``."""
+    found, po = [], shown(catalog_path(stem))
     for index, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
             continue
         for line, _, token in code_comments(cell.source):
             text = comment_text(token)
-            entry = comments.get(source_sha(text))
+            message = catalog.get(text, COMMENT)
             where = f"{stem}, cell {index} (id {cell.get('id')!r}), line {line + 1}, comment {token!r}"
-            if not isinstance(entry, dict) or not str(entry.get("zh") or "").strip():
+            if message is None:
                 found.append(f"{where}: no translation (new or changed English comment). Fix: python "
-                             f"tools/translate.py extract {stem}, then write its zh under 'comments:'.")
-            elif entry.get("en") != text:
-                found.append(f"{where}: its entry {source_sha(text)} records the English {entry.get('en')!r}, "
-                             f"not {text!r}. Fix: set its en to the comment text.")
-            elif "zh_old" in entry:
-                found.append(f"{where}: the update is unfinished (zh_old is still there). Fix: check zh against the "
-                             f"English, then delete zh_old.")
-            elif "\n" in str(entry["zh"]).strip():
-                found.append(f"{where}: the translation has more than one line. Fix: write it on one line.")
+                             f"tools/translate.py update {stem}, then translate its entry (msgctxt \"comment\") "
+                             f"in {po}.")
+            elif message.fuzzy:
+                found.append(f"{where}: fuzzy: the English comment changed since it was translated (the old "
+                             f"English is in its '#| msgid' lines in {po}). Fix: update its msgstr to the new "
+                             f"comment, then delete the '#, fuzzy' flag.")
+            elif not (message.string or "").strip():
+                found.append(f"{where}: no translation (empty msgstr in {po}). Fix: translate it.")
+            elif "\n" in message.string.strip():
+                found.append(f"{where}: the translation has more than one line. Fix: write it on one line in {po}.")
     return found
 
 
-def translate_comments(source: str, comments: dict) -> str:
+def translate_comments(source: str, catalog: Catalog) -> str:
     """``source`` with each translatable comment's text replaced by its Chinese; everything else unchanged."""
     lines = source.split("\n")
     for line, column, token in code_comments(source):
         prefix = _COMMENT.match(token).group(1)
-        zh = str(comments[source_sha(comment_text(token))]["zh"]).strip()
+        zh = catalog.get(comment_text(token), COMMENT).string.strip()
         lines[line] = lines[line][:column] + prefix + zh
     return "\n".join(lines)
 
 
-def problems(stem: str, nb, catalog: dict) -> list[str]:
+def problems(stem: str, nb, catalog: Catalog) -> list[str]:
     """Every markdown cell of ``nb`` without a current translation in ``catalog``, named by lesson and cell."""
-    found = []
+    found, po, entries = [], shown(catalog_path(stem)), cell_entries(catalog)
     for index, cell in enumerate(nb.cells):
         if cell.cell_type != "markdown":
             continue
-        where = f"{stem}, cell {index} (id {cell.get('id')!r}, starts {cell.source[:40]!r})"
-        entry = catalog.get(str(cell.get("id")))
-        if not entry or not (entry.get("zh") or "").strip():
-            found.append(f"{where}: no translation. Fix: python tools/translate.py extract {stem}, then write its zh.")
-        elif entry.get("sha") != source_sha(cell.source):
-            found.append(f"{where}: the English text changed since it was translated (sha {entry.get('sha')} != "
-                         f"{source_sha(cell.source)}). Fix: python tools/translate.py extract {stem}, update its zh "
-                         f"to the new English (en_new), then move en_new and sha_new into en and sha.")
-        elif entry.get("en") is not None and source_sha(entry["en"]) != entry.get("sha"):
-            found.append(f"{where}: its sha {entry.get('sha')} is not the hash of its own en "
-                         f"({source_sha(entry['en'])}): the entry was half updated. Fix: set en to the English it "
-                         f"translates (the notebook cell's text).")
-        elif "en_new" in entry or "sha_new" in entry or "zh_old" in entry:
-            found.append(f"{where}: the update is unfinished (en_new, sha_new or zh_old is still there). Fix: check "
-                         f"zh against the new English, then delete those keys.")
+        key = str(cell.get("id"))
+        where = f"{stem}, cell {index} (id {key!r}, starts {cell.source[:40]!r})"
+        if key == COMMENT:
+            found.append(f"{where}: a cell id may not be {COMMENT!r} (the msgctxt of code comments). Fix: give the "
+                         f"cell another id in notebooks/{stem}.ipynb.")
+            continue
+        mine = entries.get(key, [])
+        if len(mine) > 1:
+            found.append(f"{where}: {po} has {len(mine)} entries for this cell (msgctxt {key!r}). Fix: python "
+                         f"tools/translate.py update {stem} (keeps the one whose msgid is the cell's English, makes "
+                         f"the others obsolete), or delete the extra ones by hand.")
+            continue
+        if not mine or (mine[0].id == cell.source and not (mine[0].string or "").strip()):
+            found.append(f"{where}: no translation. Fix: python tools/translate.py update {stem}, then translate "
+                         f"the entry msgctxt {key!r} in {po}.")
+        elif mine[0].id != cell.source:
+            found.append(f"{where}: the English text changed since it was translated (the entry's msgid is not the "
+                         f"cell's text). Fix: python tools/translate.py update {stem} (marks it fuzzy), update its "
+                         f"msgstr in {po} to the new English, then delete the '#, fuzzy' flag.")
+        elif mine[0].fuzzy:
+            found.append(f"{where}: fuzzy: the English text changed since it was translated (the old English is in "
+                         f"its '#| msgid' lines in {po}). Fix: update its msgstr to the new msgid, then delete the "
+                         f"'#, fuzzy' flag (in Poedit: untick 'Needs work').")
+    return found
+
+
+def unused_entries(stem: str, nb, catalog: Catalog) -> list[str]:
+    """The active entries of ``catalog`` that translate nothing of ``nb``: a cell or a comment no longer there."""
+    cells = {str(c.get("id")) for c in nb.cells if c.cell_type == "markdown"}
+    texts = {comment_text(token) for c in nb.cells if c.cell_type == "code" for _, _, token in code_comments(c.source)}
+    po, found = shown(catalog_path(stem)), []
+    for message in catalog:
+        if not message.id:
+            continue
+        if message.context == COMMENT and message.id not in texts:
+            found.append(f"{po}: the comment entry {message.id!r} is no longer in {stem}.ipynb. Fix: python "
+                         f"tools/translate.py update {stem} (keeps it as obsolete, #~)")
+        elif message.context != COMMENT and message.context not in cells:
+            found.append(f"{po}: the entry msgctxt {message.context!r} (starts {message.id[:40]!r}) names no "
+                         f"markdown cell of {stem}.ipynb. Fix: python tools/translate.py update {stem} (keeps it as "
+                         f"obsolete, #~)")
     return found
 
 
@@ -231,18 +259,18 @@ def _relink(text: str) -> str:
     return re.sub(r'((?:src|href)=")([^"]+)(")', fix, text)
 
 
-def translate(stem: str, nb, catalog: dict, comments: dict | None = None):
+def translate(stem: str, nb, catalog: Catalog, comments: bool = True):
     """The zh notebook: a deep copy of ``nb`` whose markdown cells carry their Chinese text and whose code cells
-    carry Chinese comments (``comments``; None: leave code cells as they are)."""
-    found = problems(stem, nb, catalog) + (comment_problems(stem, nb, comments) if comments is not None else [])
+    carry Chinese comments (``comments=False``: leave code cells as they are)."""
+    found = problems(stem, nb, catalog) + (comment_problems(stem, nb, catalog) if comments else [])
     if found:
         raise TranslationError("\n".join(found))
     zh = copy.deepcopy(nb)
     for cell in zh.cells:
         if cell.cell_type == "markdown":
-            cell.source = _relink(catalog[str(cell.get("id"))]["zh"].rstrip("\n"))
-        elif cell.cell_type == "code" and comments is not None:
-            cell.source = translate_comments(cell.source, comments)
+            cell.source = _relink(catalog.get(cell.source, str(cell.get("id"))).string.rstrip("\n"))
+        elif cell.cell_type == "code" and comments:
+            cell.source = translate_comments(cell.source, catalog)
     zh.metadata["language"] = LANGUAGE
     return generated.stamp(zh, [NOTEBOOKS / f"{stem}.ipynb", catalog_path(stem)], "tools/translate.py build")
 
@@ -256,16 +284,15 @@ def build(out: Path | None = None, keep_edits: bool = False, report=print) -> li
     skip the lessons whose translation is incomplete instead of failing (``report`` tells which). Returns the
     notebooks that now hold what the catalogs generate."""
     out = Path(out or OUT)
-    errors, generated_text = [], {}
+    errors, generated_text = {}, {}
     for path in english_notebooks():
         nb = nbformat.read(path, as_version=4)
         try:
-            generated_text[path.name] = render(translate(path.stem, nb, load_catalog(path.stem),
-                                                         load_comments(path.stem)))
+            generated_text[path.name] = render(translate(path.stem, nb, load_catalog(path.stem)))
         except TranslationError as error:
-            errors.append(str(error))
+            errors[path.stem] = str(error)
     if errors and not keep_edits:
-        raise TranslationError("\n".join(errors))
+        raise TranslationError("\n".join(errors.values()))
 
     def produce(folder: Path) -> None:
         for name, text in generated_text.items():
@@ -275,8 +302,7 @@ def build(out: Path | None = None, keep_edits: bool = False, report=print) -> li
                                 legacy=generated.git_unmodified, report=report,
                                 needed=sum(len(t.encode("utf-8")) for t in generated_text.values()))
     if errors:
-        incomplete = sorted({line.split(",")[0] for error in errors for line in error.splitlines()})
-        report(f"not (re)built, their translation is incomplete: {', '.join(incomplete)}")
+        report(f"not (re)built, their translation is incomplete: {', '.join(sorted(errors))}")
     return sorted(written)
 
 
@@ -292,24 +318,46 @@ def same_notebook(target: Path, zh) -> bool:
             and meta == {k: v for k, v in zh.metadata.items() if k != generated.RECORD})
 
 
-def check() -> list[str]:
+def message_catalogs() -> list[tuple[Path, Catalog]]:
+    """The other catalogs ``check`` includes: course_lib's messages (tools/messages_catalog.py), when it exists,
+    with the messages course_lib's code uses (a message the catalog lacks is a problem)."""
+    try:
+        import messages_catalog
+    except ImportError:
+        return []
+    if not messages_catalog.CATALOG.is_file():
+        return []
+    return [(messages_catalog.CATALOG, messages_catalog.extract())]
+
+
+def check(extra=(), report=None) -> list[str]:
+    """Every problem of the zh edition: missing, stale, fuzzy or unused entries, out-of-date or stray zh notebooks;
+    and of each ``(po_path, expected)`` in ``extra`` (see ``check_catalog``). Obsolete entries are allowed:
+    ``report`` is told about them."""
     found = []
     for path in english_notebooks():
         nb = nbformat.read(path, as_version=4)
-        catalog, comments = load_catalog(path.stem), load_comments(path.stem)
-        lesson_problems = problems(path.stem, nb, catalog) + comment_problems(path.stem, nb, comments)
-        found += lesson_problems
-        used = {source_sha(comment_text(token)) for cell in nb.cells if cell.cell_type == "code"
-                for _, _, token in code_comments(cell.source)}
-        found += [f"{shown(catalog_path(path.stem))}: comment entry {key} ({entry.get('en')!r}) is no longer in "
-                  f"{path.name}. Fix: python tools/translate.py extract {path.stem} (drops it)"
-                  for key, entry in comments.items() if key not in used and isinstance(entry, dict)]
+        try:
+            catalog = load_catalog(path.stem)
+        except TranslationError as error:
+            found.append(str(error))
+            continue
+        lesson_problems = problems(path.stem, nb, catalog) + comment_problems(path.stem, nb, catalog)
+        found += lesson_problems + unused_entries(path.stem, nb, catalog)
+        if catalog.obsolete and report is not None:
+            report(f"{shown(catalog_path(path.stem))}: {len(catalog.obsolete)} obsolete entr"
+                   f"{'y' if len(catalog.obsolete) == 1 else 'ies'} (#~), kept for reference (not used).")
         target = OUT / path.name
         if not lesson_problems and (not target.is_file()
-                                    or not same_notebook(target, translate(path.stem, nb, catalog, comments))):
+                                    or not same_notebook(target, translate(path.stem, nb, catalog))):
             found.append(f"{shown(target)} is not what `make zh` generates. Fix: make zh")
     stray = {p.name for p in OUT.glob("*.ipynb")} - {p.name for p in english_notebooks()}
     found += [f"{shown(OUT / name)} has no English notebook. Fix: delete it" for name in sorted(stray)]
+    stray = {p.stem for p in CATALOGS.glob("*.po")} - {p.stem for p in english_notebooks()}
+    found += [f"{shown(catalog_path(stem))} has no English notebook. Fix: delete it (git keeps its history)"
+              for stem in sorted(stray)]
+    for po_path, expected in extra:
+        found += check_catalog(po_path, expected, root=ROOT, report=report)
     return found
 
 
@@ -322,78 +370,113 @@ def stats() -> list[tuple[str, int, int, int, int]]:
         total = sum(cell.cell_type == "markdown" for cell in nb.cells)
         comments = sum(len(code_comments(cell.source)) for cell in nb.cells if cell.cell_type == "code")
         rows.append((path.stem, total - len(problems(path.stem, nb, catalog)), total,
-                     comments - len(comment_problems(path.stem, nb, load_comments(path.stem))), comments))
+                     comments - len(comment_problems(path.stem, nb, catalog)), comments))
     return rows
 
 
-class _Literal(str):
-    pass
+# ------------------------------------------------------------------------------------------- update
+def _needs_work(message: Message) -> bool:
+    return message.fuzzy or not (message.string or "").strip()
 
 
-yaml.SafeDumper.add_representer(_Literal, lambda dumper, text: dumper.represent_scalar(
-    "tag:yaml.org,2002:str", text, style="|"))
+def _carried(new_id: str, context: str, old: Message) -> Message:
+    """A new entry for ``new_id`` that offers ``old``'s translation, flagged fuzzy, as msgmerge does: its previous
+    msgid is the English the translation was written for (``old``'s own previous one when it was fuzzy already)."""
+    if not (old.string or "").strip():
+        return Message(new_id, "", context=context, user_comments=old.user_comments)
+    previous = old.previous_id[0] if old.fuzzy and old.previous_id else old.id
+    return Message(new_id, old.string, context=context, flags=("fuzzy",), previous_id=previous,
+                   user_comments=old.user_comments)
 
 
-# The layout of a catalog: its first line, then the comments, then the cells. Comments come first so that a new
-# comments part merges cleanly with edits to the cells, the last of which ends the file.
-COMMENTS_HEADER = ("# ---- Code comments (kept apart from 'cells:' below). Key: the first 12 hex digits of the SHA-256 "
-                   "of the\n# ---- English comment text (after '#', stripped); a changed comment has no entry. See "
-                   "tools/translate.py.\n")
-CELLS_HEADER = "# ---- Markdown cells: cell id -> sha of the English, the English, the Chinese.\n"
+def _key(msgid: str, context: str | None):
+    """How Babel keys an entry (``Catalog.obsolete`` too): the msgid, with its msgctxt when it has one."""
+    return msgid if context is None else (msgid, context)
 
 
-def extract(stem: str) -> int:
+def _closest(text: str, pool: list[Message]) -> Message | None:
+    """The entry of ``pool`` whose msgid is most like ``text`` (None below FUZZY_CUTOFF)."""
+    match = difflib.get_close_matches(text, [m.id for m in pool], n=1, cutoff=FUZZY_CUTOFF)
+    return next(m for m in pool if m.id == match[0]) if match else None
+
+
+def merge(stem: str, nb, catalog: Catalog) -> int:
+    """Bring ``catalog`` up to date with ``nb`` in place, as msgmerge would; returns how many entries need a
+    translator (untranslated or fuzzy). Entries follow the notebook's order (each comment where it first appears).
+    A cell's entry is found by its cell id; a comment's by its text; an old entry offered to a changed cell or
+    comment is flagged fuzzy with its previous msgid; entries nothing uses become obsolete (#~), and an obsolete
+    entry whose English comes back is used again."""
+    by_cell, by_comment = cell_entries(catalog), {m.id: m for m in catalog if m.id and m.context == COMMENT}
+    obsolete = dict(catalog.obsolete)
+    used, plan = set(), []  # plan: (kind, key, text) in notebook order
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            plan.append(("cell", str(cell.get("id")), cell.source))
+        elif cell.cell_type == "code":
+            for _, _, token in code_comments(cell.source):
+                text = comment_text(token)
+                if ("comment", COMMENT, text) not in plan:
+                    plan.append(("comment", COMMENT, text))
+    result: list[Message | None] = []
+    for kind, key, text in plan:
+        mine = by_cell.get(key, []) if kind == "cell" else [by_comment[text]] if text in by_comment else []
+        exact = next((m for m in mine if m.id == text), None)
+        if exact is not None:
+            if not exact.fuzzy:
+                exact.previous_id = []
+            message = exact
+            used.add(id(exact))
+        elif mine:  # the cell's English changed: offer the translation it had
+            base = next((m for m in mine if (m.string or "").strip()), mine[0])
+            message = _carried(text, key, base)
+            used.add(id(base))
+        elif _key(text, key) in obsolete:  # its English came back
+            message = obsolete.pop(_key(text, key))
+        else:
+            message = None  # new: matched below against what nothing else uses
+        result.append(message)
+    pool = {"cell": [m for ms in by_cell.values() for m in ms if id(m) not in used],
+            "comment": [m for m in by_comment.values() if id(m) not in used]}
+    for index, (kind, key, text) in enumerate(plan):
+        if result[index] is None:
+            old = _closest(text, [m for m in pool[kind] if (m.string or "").strip()])
+            if old is not None:
+                pool[kind].remove(old)
+                result[index] = _carried(text, key, old)
+            else:
+                result[index] = Message(text, "", context=key)
+    for message in [m for m in catalog if m.id]:
+        catalog.delete(message.id, message.context)
+    for message in result:
+        catalog[message.id] = message
+    for message in pool["cell"] + pool["comment"]:
+        if (message.string or "").strip():
+            message.flags.discard("fuzzy")
+            message.previous_id = []
+            obsolete[_key(message.id, message.context)] = message
+    catalog.obsolete = {key: m for key, m in obsolete.items() if catalog.get(m.id, m.context) is None}
+    return sum(_needs_work(m) for m in result)
+
+
+def update(stem: str) -> int:
+    """Merge notebooks/STEM.ipynb into its catalog (creating it) and write it; returns how many entries need a
+    translator. Never loses a translation: a changed cell keeps its old one (fuzzy), a gone one is kept obsolete."""
     path = NOTEBOOKS / f"{stem}.ipynb"
     if not path.is_file():
         raise SystemExit(f"No notebook {shown(path)}. Fix: pass a stem such as 03_model_train_eval.")
-    nb = nbformat.read(path, as_version=4)
-    catalog, old_comments = load_catalog(stem), load_comments(stem)
-    cells, comments, todo = {}, {}, 0
-    for cell in nb.cells:
-        if cell.cell_type == "code":
-            for _, _, token in code_comments(cell.source):
-                text = comment_text(token)
-                key = source_sha(text)
-                if key in comments:
-                    continue
-                entry = dict(old_comments.get(key) or {})
-                if not str(entry.get("zh") or "").strip():
-                    entry = {"en": text, "zh": None}
-                    todo += 1
-                elif entry.get("en") != text:  # pasted from another comment: kept for the translator, not used
-                    entry = {"en": text, "zh": None, "zh_old": entry["zh"]}
-                    todo += 1
-                comments[key] = {k: v for k, v in entry.items() if k in ("en", "zh", "zh_old")}
-            continue
-        if cell.cell_type != "markdown":
-            continue
-        key, sha = str(cell.get("id")), source_sha(cell.source)
-        entry = dict(catalog.get(key) or {})
-        if not (entry.get("zh") or "").strip():
-            entry = dict(sha=sha, en=cell.source, zh=None)
-            todo += 1
-        elif entry.get("sha") != sha:
-            # Stale: the entry keeps the hash and the English it translates; the translator moves these in.
-            entry.update(en_new=cell.source, sha_new=sha)
-            todo += 1
-        else:
-            entry.pop("en_new", None)
-            entry.pop("sha_new", None)
-        cells[key] = {k: (_Literal(v) if isinstance(v, str) and "\n" in v else v)
-                      for k, v in entry.items() if k in ("sha", "en", "zh", "zh_old", "sha_new", "en_new")}
-    target = catalog_path(stem)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    text = (COMMENTS_HEADER + yaml.safe_dump({"comments": comments}, allow_unicode=True, sort_keys=False, width=1000)
-            + CELLS_HEADER + yaml.safe_dump({"cells": cells}, allow_unicode=True, sort_keys=False, width=1000))
-    tmp = target.with_suffix(".yaml.tmp")
-    tmp.write_text(f"# {stem}: Chinese translation of the markdown cells (see tools/translate.py)\n{text}",
-                   encoding="utf-8")
-    tmp.replace(target)
+    before = catalog_path(stem).read_bytes() if catalog_path(stem).is_file() else None
+    catalog = load_catalog(stem)
+    todo = merge(stem, nbformat.read(path, as_version=4), catalog)
+    try:
+        pofiles.write(catalog, catalog_path(stem), expected=before)
+    except pofiles.CatalogReadError as error:
+        raise TranslationError(str(error)) from None
     return todo
 
 
+
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in ("build", "check", "extract", "stats"):
+    if not argv or argv[0] not in ("build", "check", "extract", "update", "stats"):
         print(__doc__)
         return 2
     if argv[0] == "build":
@@ -412,11 +495,17 @@ def main(argv: list[str]) -> int:
               f"{sum(r[3] for r in rows):>4} / {sum(r[4] for r in rows):<4} comments translated")
         return 0
     if argv[0] == "check":
-        found = check()
-        print("\n".join(found) if found else "the Chinese edition is complete and current")
+        extra = message_catalogs()
+        found = check(extra=extra, report=lambda note: print(f"note: {note}"))
+        also = "".join(f" and {shown(po_path)}" for po_path, _ in extra)
+        print("\n".join(found) if found else f"the Chinese edition{also}: complete and current")
         return 1 if found else 0
-    for stem in argv[1:]:
-        print(f"{stem}: {extract(stem)} cell(s) to translate in {shown(catalog_path(stem))}")
+    try:
+        for stem in argv[1:] or [path.stem for path in english_notebooks()]:
+            print(f"{stem}: {update(stem)} entr(ies) to translate in {shown(catalog_path(stem))}")
+    except TranslationError as error:
+        print(error, file=sys.stderr)
+        return 1
     return 0
 
 

@@ -62,7 +62,5 @@ _.locked  # train/checkpoint.py CheckpointManager: whether the folder's lock is 
 
 # --- learner API that the lessons' texts name (in __all__, so tools/dead_code.py checks it; no caller in code) ---
 _.expected_steps  # data/stats.py: exercise 01.2's hint tells learners to predict shard sizes with it
-_.set_language  # i18n.py: README.zh-CN and docs/WORKSHOP.zh-CN tell learners to call set_language("zh")
 
 # --- dead, left for the lead (changing it means regenerating a copy under notebooks/) ----------------------------
-_.plain_labels  # recipes/data_augmentation.py: rename to _ there, run tools/lesson_link_copies.py, drop this line

@@ -198,6 +198,9 @@ def create_mnist_dataset(path=None, batch_size=32, train=True, image_size=32, nu
     ``path=None`` reads the embedded digits (1,437 train / 360 test); a real MNIST folder works the same way.
     ``train`` picks the split and the defaults: shuffle and drop the last partial batch when training.
     ``num_classes`` (optional): the network's number of outputs, checked against the labels in the file.
+
+    Taught in lesson 01 (notebooks/01_mindata_pipelines.ipynb).
+    Copy held equal by tests/test_technique_agreement.py: the lesson's ``mnist_pipeline``.
     """
     workers = _check_common(batch_size, train, num_parallel_workers, num_shards, shard_id)
     check_int("image_size", image_size, 8, fix=_("LeNet-5 expects 32"))

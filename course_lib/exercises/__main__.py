@@ -1,16 +1,20 @@
-"""``python -m course_lib.exercises hide "text"`` (encode a "why" explanation), ``list`` (every exercise),
-``progress [NN]`` (your own progress, read from your progress file)."""
+"""``python -m course_lib.exercises hide "text"`` (encode a "why" explanation), ``reveal ENCODED`` (decode one, e.g. a
+catalog entry's msgid to translate it), ``list`` (every exercise), ``progress [NN]`` (your own progress, read from your
+progress file)."""
 import sys
 
-from course_lib.exercises.engine import hide, print_catalogue, print_summary
+from course_lib.exercises.engine import hide, print_catalogue, print_summary, reveal
 
-USAGE = 'usage: python -m course_lib.exercises hide "explanation" | list | progress [lesson, e.g. 03]'
+USAGE = ('usage: python -m course_lib.exercises hide "explanation" | reveal ENCODED | list | progress [lesson, '
+         'e.g. 03]')
 
 
 def main(argv: list[str]) -> None:
     if len(argv) >= 2 and argv[0] == "hide":
         encoded = hide(" ".join(argv[1:]))
-        print("why=(" + "\n     ".join(f'"{encoded[i:i + 96]}"' for i in range(0, len(encoded), 96)) + "),")
+        print("why=N_(" + "\n       ".join(f'"{encoded[i:i + 96]}"' for i in range(0, len(encoded), 96)) + "),")
+    elif len(argv) >= 2 and argv[0] == "reveal":
+        print(reveal("".join(argv[1:])))
     elif argv == ["list"]:
         print_catalogue()
     elif argv[:1] == ["progress"] and len(argv) <= 2:

@@ -5,6 +5,7 @@ import math
 import numpy as np
 
 from course_lib.exercises import Incorrect, exercise, expect
+from course_lib.i18n import N_, _
 
 SINK_EPOCHS, SINK_SIZE, SINK_DATASET_BATCHES = 4, 3, 10
 
@@ -30,7 +31,7 @@ def _graph_mode():
 def _tiny_batches(count: int):
     rng = np.random.default_rng(4)
     return [(rng.standard_normal((4, 4)).astype(np.float32), rng.integers(0, 3, 4).astype(np.int32))
-            for _ in range(count)]
+            for _sample in range(count)]
 
 
 def _tiny_setup(seed: int = 0):
@@ -73,17 +74,14 @@ def _clipped_sgd_steps(start: np.ndarray, batches, max_norm: float, per_tensor: 
     return after
 
 
-@exercise("04.1", "A train cell (network, optimizer, max_norm) clipping the global norm of the gradients.",
-           difficulty=2, minutes=15,
-           task_zh="一个训练 Cell（参数为 network、optimizer、max_norm），对梯度的全局范数做裁剪。")
+@exercise("04.1", N_("A train cell (network, optimizer, max_norm) clipping the global norm of the gradients."),
+           difficulty=2, minutes=15)
 def check_clipped_train_step(answer):
     from mindspore import Tensor, nn
 
     expect(isinstance(answer, type) and issubclass(answer, nn.Cell),
-           f"Answer with the class itself (a subclass of nn.Cell, e.g. of MyTrainOneStepCell), not "
-           f"{type(answer).__name__ if not isinstance(answer, type) else answer.__name__}.",
-           zh="请给出类本身（nn.Cell 的子类，例如 MyTrainOneStepCell 的子类），而不是 "
-              f"{type(answer).__name__ if not isinstance(answer, type) else answer.__name__}。")
+           _("Answer with the class itself (a subclass of nn.Cell, e.g. of MyTrainOneStepCell), not {value}.")
+           .format(value=type(answer).__name__ if not isinstance(answer, type) else answer.__name__))
     batches = _tiny_batches(3)
     for max_norm in (0.05, 100.0):
         with _graph_mode():
@@ -97,71 +95,54 @@ def check_clipped_train_step(answer):
                     cell(Tensor(x), Tensor(y))
                     after.append(_weights(net))
             except Exception as error:  # noqa: BLE001 - show the learner what failed
-                raise Incorrect(f"Building your cell as {answer.__name__}(loss_network, optimizer, max_norm={max_norm})"
-                                f" or calling it on a batch fails: {_first_line(error)}",
-                                zh=f"以 {answer.__name__}(loss_network, optimizer, max_norm={max_norm}) 构建你的 "
-                                   f"Cell，或在一个 batch 上调用它时出错：{_first_line(error)}") from None
-        expect(not np.array_equal(after[0], start), f"With max_norm={max_norm}, the weights did not change: call "
-                                                    f"the optimizer with the clipped gradients.",
-                                                    zh=f"max_norm={max_norm} 时权重没有变化：请用裁剪后的梯度调用优"
-                                                       "化器。")
+                raise Incorrect(_("Building your cell as {name}(loss_network, optimizer, max_norm={max_norm}) or "
+                                  "calling it on a batch fails: {error}")
+                                .format(name=answer.__name__, max_norm=max_norm, error=_first_line(error))) from None
+        expect(not np.array_equal(after[0], start), _("With max_norm={max_norm}, the weights did not change: call "
+                                                      "the optimizer with the clipped gradients.")
+                                                    .format(max_norm=max_norm))
         truth = _clipped_sgd_steps(start, batches, max_norm)
         if all(np.allclose(a, t, rtol=1e-4, atol=1e-6) for a, t in zip(after, truth)):
             continue
         if all(np.allclose(a, t, rtol=1e-4, atol=1e-6)
                for a, t in zip(after, _clipped_sgd_steps(start, batches, 1e9))):
-            raise Incorrect(f"With max_norm={max_norm}, your updates are plain SGD steps: the gradients were not "
-                            f"clipped. Pass them through ops.clip_by_global_norm(grads, max_norm).",
-                            zh=f"max_norm={max_norm} 时，你的更新是普通的 SGD 步骤：梯度没有被裁剪。请用 "
-                               "ops.clip_by_global_norm(grads, max_norm) 处理梯度。")
+            raise Incorrect(_("With max_norm={max_norm}, your updates are plain SGD steps: the gradients were not "
+                              "clipped. Pass them through ops.clip_by_global_norm(grads, max_norm).")
+                            .format(max_norm=max_norm))
         if all(np.allclose(a, t, rtol=1e-4, atol=1e-6)
                for a, t in zip(after, _clipped_sgd_steps(start, batches, max_norm, per_tensor=True))):
-            raise Incorrect("You clipped each gradient on its own: clip the global norm of all gradients "
-                            "together (one scale factor for the whole tuple).",
-                            zh="你对每个梯度分别做了裁剪：应对所有梯度的全局范数一起裁剪（整个元组共用一个缩放因子"
-                               "）。")
-        raise Incorrect(f"With max_norm={max_norm}, the weights after each step differ from SGD with clipped "
-                        f"gradients. Keep sens at 1.0 and clip the whole tuple of gradients once per step.",
-                        zh=f"max_norm={max_norm} 时，每一步之后的权重与梯度裁剪后的 SGD 结果不同。保持 sens 为 1.0，"
-                           "并在每一步对整个梯度元组裁剪一次。")
+            raise Incorrect(_("You clipped each gradient on its own: clip the global norm of all gradients together "
+                              "(one scale factor for the whole tuple)."))
+        raise Incorrect(_("With max_norm={max_norm}, the weights after each step differ from SGD with clipped "
+                          "gradients. Keep sens at 1.0 and clip the whole tuple of gradients once per step.")
+                        .format(max_norm=max_norm))
 
 
 def _sink_schedule(epochs: int, sink_size: int, dataset_batches: int):
     """Ascend's sink_size semantics: one stream of batches, pass after pass; each epoch takes sink_size of them."""
     passes = math.ceil(epochs * sink_size / dataset_batches)
-    stream = [batch for _ in range(passes) for batch in range(dataset_batches)]
+    stream = [batch for _pass in range(passes) for batch in range(dataset_batches)]
     return [stream[e * sink_size:(e + 1) * sink_size] for e in range(epochs)], passes
 
 
-@exercise("04.2", "Ascend sink semantics, Model.train(4, data, sink_size=3), 10 batches: the batches of each epoch.",
-           difficulty=1, minutes=5,
-           task_zh="Ascend 的下沉语义，Model.train(4, data, sink_size=3)，数据集有 10 个 batch：每个 epoch 各处理哪"
-                   "些 batch。")
+@exercise("04.2", N_("Ascend sink semantics, Model.train(4, data, sink_size=3), 10 batches: the batches of each "
+                     "epoch."),
+           difficulty=1, minutes=5)
 def check_sink_schedule(answer):
-    truth, _ = _sink_schedule(SINK_EPOCHS, SINK_SIZE, SINK_DATASET_BATCHES)
+    truth, _stream = _sink_schedule(SINK_EPOCHS, SINK_SIZE, SINK_DATASET_BATCHES)
     expect(not (isinstance(answer, tuple) and len(answer) == 2 and isinstance(answer[1], int)),
-           "Answer with the list of epochs only (one list of batch numbers per epoch), not a tuple.",
-           zh="只用各 epoch 组成的列表作答（每个 epoch 一个 batch 编号列表），不要用元组。")
+           _("Answer with the list of epochs only (one list of batch numbers per epoch), not a tuple."))
     expect(isinstance(answer, (list, tuple)) and all(isinstance(b, (list, tuple)) for b in answer),
-           "Answer with a list that holds one list of batch numbers per epoch.",
-           zh="请用一个列表作答，其中每个 epoch 对应一个 batch 编号列表。")
+           _("Answer with a list that holds one list of batch numbers per epoch."))
     batches = [list(b) for b in answer]
-    expect(len(batches) == SINK_EPOCHS, f"There should be one list per epoch ({SINK_EPOCHS}), yours has "
-                                        f"{len(batches)}.",
-                                        zh=f"每个 epoch 应有一个列表（共 {SINK_EPOCHS} 个），你的有 {len(batches)} "
-                                           "个。")
+    expect(len(batches) == SINK_EPOCHS, _("There should be one list per epoch ({epochs}), yours has {n_batches}.")
+                                        .format(epochs=SINK_EPOCHS, n_batches=len(batches)))
     sizes = [len(b) for b in batches]
     expect(all(size == SINK_SIZE for size in sizes),
-           f"Your epochs have {sizes} batches: on Ascend every epoch sinks exactly sink_size batches, even "
-           f"when the data set's end falls inside an epoch (the next pass continues the stream).",
-           zh=f"你的各 epoch 分别有 {sizes} 个 batch：在 Ascend 上，每个 epoch 恰好下沉 sink_size 个 batch，即使数据"
-              "集的结尾落在某个 epoch 中间（下一轮遍历会接着这个数据流）。")
-    expect(batches[0] == truth[0], "Epoch 1 starts with the first batches of the data set.",
-                                   zh="第 1 个 epoch 从数据集最前面的几个 batch 开始。")
-    expect(batches[1] != batches[0], "Each epoch continues where the previous one stopped; it does not restart "
-                                     "the data set.",
-                                     zh="每个 epoch 从上一个 epoch 停下的地方继续，而不会从头开始遍历数据集。")
-    expect(batches == truth, "Some epochs get the wrong batches: follow one stream of batches that starts a new "
-                             "pass over the data set as soon as the previous one ends.",
-                             zh="有些 epoch 拿到的 batch 不对：沿着同一个 batch 数据流走，上一轮遍历一结束，就立即"
-                                "开始新一轮遍历数据集。")
+           _("Your epochs have {sizes} batches: on Ascend every epoch sinks exactly sink_size batches, even when the "
+             "data set's end falls inside an epoch (the next pass continues the stream).").format(sizes=sizes))
+    expect(batches[0] == truth[0], _("Epoch 1 starts with the first batches of the data set."))
+    expect(batches[1] != batches[0], _("Each epoch continues where the previous one stopped; it does not restart the "
+                                       "data set."))
+    expect(batches == truth, _("Some epochs get the wrong batches: follow one stream of batches that starts a new "
+                               "pass over the data set as soon as the previous one ends."))

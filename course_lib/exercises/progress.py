@@ -2,7 +2,8 @@
 
 Every ``check("03.1", answer)`` appends one line of JSON to the learner's progress file: the exercise id, the
 verdict (``correct``, ``not yet``, ``unanswered``), the attempt number, the time (UTC), the learner's name and, for a
-wrong answer, the first line of the hint the learner was shown. The answer itself is never written.
+wrong answer, the first line of the hint the learner was shown (in the learner's language). The answer itself is never
+written.
 
 Where the file is: ``$COURSE_PROGRESS_FILE`` if set, else ``progress/exercises.jsonl`` in the course folder (the
 clone); when that folder cannot be written (a read-only USB stick), ``~/.mindspore-course/progress.jsonl``. The file
@@ -23,6 +24,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from course_lib.i18n import _
 from course_lib.paths import PROJECT_ROOT
 
 __all__ = ["VERDICTS", "Attempt", "progress_file", "learner_name", "record", "read_attempts", "summary"]
@@ -103,7 +105,8 @@ def record(exercise_id: str, verdict: str, hint: str = "", path=None) -> Attempt
 
     Recording never breaks ``check()``: a file that cannot be written gives one warning per file and session."""
     if verdict not in VERDICTS:
-        raise ValueError(f"verdict must be one of {VERDICTS}, got {verdict!r}.")
+        raise ValueError(_("verdict must be one of {verdicts}, got {verdict!r}.").format(verdicts=VERDICTS,
+                                                                                        verdict=verdict))
     path = Path(path) if path is not None else progress_file()
     previous = sum(1 for a in read_attempts(path)[0] if a.exercise == exercise_id and a.verdict != "unanswered")
     first_line = hint.strip().splitlines()[0] if hint.strip() else ""
@@ -124,8 +127,9 @@ def record(exercise_id: str, verdict: str, hint: str = "", path=None) -> Attempt
     except OSError as error:
         if str(path) not in _warned:
             _warned.add(str(path))
-            print(f"(Progress not recorded: cannot write {path}: {error.strerror or error}. Fix: set "
-                  "COURSE_PROGRESS_FILE to a file in a folder you can write to. Your check still counts.)")
+            print(_("(Progress not recorded: cannot write {path}: {reason}. Fix: set COURSE_PROGRESS_FILE to a "
+                    "file in a folder you can write to. Your check still counts.)")
+                  .format(path=path, reason=error.strerror or error))
         return None
     return attempt
 
@@ -151,5 +155,5 @@ def summary(attempts, lesson: str | None = None) -> list[dict]:
 
 
 def _exercise_order(exercise_id: str):
-    lesson, _, number = exercise_id.partition(".")
+    lesson, _dot, number = exercise_id.partition(".")
     return (lesson, int(number) if number.isdigit() else 0, exercise_id)

@@ -83,6 +83,10 @@ def torch_to_mindspore_name(name: str):
 
     ``layer1.0.bn1.running_var`` -> ``layer1.0.bn1.moving_variance``; ``layer2.0.downsample.0.weight`` ->
     ``layer2.0.down_sample_layer.0.weight``; ``fc.bias`` -> ``end_point.bias``; ``*.num_batches_tracked`` -> None.
+
+    Taught in lesson 07 (notebooks/07_migrate_resnet_from_pytorch.ipynb).
+    Copies held equal by tests/test_technique_agreement.py: the lesson's ``torch_name_to_mindspore`` (exercise
+    solution, also in solutions/lesson_07.py), recipes/pytorch_resnet_to_mindspore.py.
     """
     if not isinstance(name, str):
         raise TypeError(f"name must be a str such as 'layer1.0.conv1.weight', got {type(name).__name__}.")
@@ -126,6 +130,9 @@ def map_state_dict(state_dict: Mapping, net) -> dict:
     """Check a torchvision state dict against ``net`` and return ``{mindspore_name: (torch_name, array)}``.
 
     Raises ValueError listing every unmapped torch key, missing MindSpore parameter and shape mismatch.
+
+    Taught in lesson 07 (notebooks/07_migrate_resnet_from_pytorch.ipynb).
+    Copy held equal by tests/test_technique_agreement.py: recipes/pytorch_resnet_to_mindspore.py.
     """
     if not isinstance(state_dict, Mapping):
         raise TypeError(f"state_dict must be a mapping of name -> tensor, got {type(state_dict).__name__}. "
@@ -185,6 +192,8 @@ def convert_torch_state_dict(state_dict: Mapping, net, checkpoint_path=None) -> 
     Every name and shape is checked before anything is written (see :func:`map_state_dict`); if
     ``checkpoint_path`` is given the converted network is also saved there as a MindSpore checkpoint
     (atomic write, CRC). Returns ``{torch_name: mindspore_name}`` for the tensors loaded.
+
+    Taught in lesson 07 (notebooks/07_migrate_resnet_from_pytorch.ipynb).
     """
     import mindspore as ms
 

@@ -29,6 +29,11 @@ class LeNet5(nn.Cell):
     Layers: conv 5x5 (6) -> ReLU -> max-pool 2 -> conv 5x5 (16) -> ReLU -> max-pool 2 -> flatten ->
     dense 120 -> ReLU -> dense 84 -> ReLU -> dense num_classes. ``init`` is ``"default"`` or ``"seed"``
     (see ``LENET_INITS``).
+
+    Taught in lesson 00 (notebooks/00_environment.ipynb).
+    Taught in lesson 02 (notebooks/02_cells_lenet_resnet.ipynb).
+    Copies held equal by tests/test_technique_agreement.py: the lessons' ``LeNet5`` (lesson 00's has no
+    convolution biases: the ``init="seed"`` layout) and lesson 02's ``AnyBatchLeNet5``.
     """
 
     def __init__(self, num_classes: int = 10, in_channels: int = 1, init: str = "default"):
@@ -67,5 +72,8 @@ class LeNet5(nn.Cell):
 
 
 def lenet5(num_classes: int = 10, init: str = "default", in_channels: int = 1) -> LeNet5:
-    """Build a LeNet-5 for 32x32 inputs with ``num_classes`` outputs (see ``LeNet5``)."""
+    """Build a LeNet-5 for 32x32 inputs with ``num_classes`` outputs (see ``LeNet5``).
+
+    Taught in lesson 02 (notebooks/02_cells_lenet_resnet.ipynb).
+    """
     return LeNet5(num_classes=num_classes, in_channels=in_channels, init=init)

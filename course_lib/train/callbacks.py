@@ -227,6 +227,10 @@ class EvalCallback(Callback):
     ``best_epoch``. ``mode="max"`` for accuracy-like metrics, ``"min"`` for losses. ``history``: any object with
     ``record(name, value)``, e.g. a ``LossRecorder``. Needs only MindSpore, numpy, ``course_lib.train.checkpoint``
     and layer 0 (``course_lib.validation``, ``course_lib.i18n``).
+
+    Taught in lesson 03 (notebooks/03_model_train_eval.ipynb).
+    Copies held equal by tests/test_technique_agreement.py: the lesson's ``KeepBestCheckpoint``,
+    recipes/best_checkpoint_callback.py.
     """
 
     def __init__(self, model, eval_dataset, metric_name, every=1, best_ckpt_path=None, mode="max",

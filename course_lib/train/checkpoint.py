@@ -85,7 +85,10 @@ _CRC_TAIL = len(_CRC_RECORD) + 10
 
 
 def has_crc_record(path) -> bool:
-    """Whether the .ckpt file ends with MindSpore's CRC record (written by ``save_checkpoint(crc_check=True)``)."""
+    """Whether the .ckpt file ends with MindSpore's CRC record (written by ``save_checkpoint(crc_check=True)``).
+
+    Taught in lesson 09 (notebooks/09_inference_and_export.ipynb).
+    """
     with open(path, "rb") as handle:
         size = handle.seek(0, os.SEEK_END)
         if size < _CRC_TAIL:
@@ -206,6 +209,9 @@ def load_checkpoint(path, net=None, strict=True, crc_check=True) -> dict:
     With ``strict`` every parameter of ``net`` must be in the file with the same shape; otherwise the error
     lists what is missing or mismatched (the usual sign of a checkpoint from another network).
     Returns the parameter dict (extra entries such as optimizer moments or ``append_dict`` values included).
+
+    Taught in lesson 09 (notebooks/09_inference_and_export.ipynb).
+    Copy held equal by tests/test_technique_agreement.py: the lesson's ``checkpoint_is_verified``.
     """
     path = _checkpoint_path(path, must_exist=True)
     params = _read(path, crc_check)

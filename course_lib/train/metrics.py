@@ -38,6 +38,9 @@ class MIoU(Metric):
     ``label`` is an integer label map (N, H, W) with values in [0, num_classes) or ``ignore_label``.
     ``eval()`` returns the mIoU as a float; afterwards ``per_class_iou`` holds the IoU of each class
     (NaN for a class absent from both labels and predictions) and ``confusion_matrix`` the pixel counts.
+
+    Taught in lesson 05 (notebooks/05_eval_indexes_miou.ipynb).
+    Copies held equal by tests/test_technique_agreement.py: the lesson's ``SimpleMIoU``, recipes/miou_metric.py.
     """
 
     def __init__(self, num_classes, ignore_label=255):

@@ -53,6 +53,9 @@ def param_groups(net, weight_decay, no_decay_names=NO_DECAY_NAMES):
     ``order_params`` keeps the optimizer's parameter order equal to ``net.trainable_params()`` (checkpoints
     and gradient tuples rely on it). Empty groups are left out, because MindSpore rejects a group without
     parameters. Use as ``nn.Momentum(param_groups(net, 1e-4), learning_rate=0.1, momentum=0.9)``.
+
+    Taught in lesson 07 (notebooks/07_migrate_resnet_from_pytorch.ipynb).
+    Copy held equal by tests/test_technique_agreement.py: recipes/warmup_cosine_no_decay_bn_bias.py.
     """
     weight_decay = check_real("weight_decay", weight_decay, 0, fix=_("pass e.g. 1e-4 (0 disables weight decay)"))
     decayed, not_decayed = split_weight_decay_params(net, no_decay_names)

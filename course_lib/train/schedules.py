@@ -70,6 +70,9 @@ def cosine_lr(lr_max, lr_min, total_steps, steps_per_epoch, warmup_epochs=0):
     ``w = warmup_epochs * steps_per_epoch`` and ``d = total_steps - w``:
     ``lr[i] = lr_max * (i + 1) / w`` for ``i < w``, else
     ``lr_min + 0.5 * (lr_max - lr_min) * (1 + cos(pi * (i - w) / d))``.
+
+    Taught in lesson 06 (notebooks/06_functional_training.ipynb).
+    Copy held equal by tests/test_technique_agreement.py: recipes/warmup_cosine_no_decay_bn_bias.py.
     """
     lr_max, lr_min = _check_lr_pair(lr_max, lr_min)
     total_steps, warmup_steps = _check_lengths(total_steps, steps_per_epoch, warmup_epochs)

@@ -103,6 +103,11 @@ class Trainer:
     ``step_seconds`` (wall time of every train step, loss read-back included, data loading excluded; the first
     one includes the ``jit`` compilation), ``epoch_seconds`` (training time per epoch, evaluation excluded),
     ``best_metric``, ``best_epoch``, ``best_checkpoint``.
+
+    Taught in lesson 06 (notebooks/06_functional_training.ipynb).
+    Taught in lesson A5 (notebooks/A5_mixed_precision_and_schedules.ipynb).
+    Copies held equal by tests/test_technique_agreement.py: lesson 06's ``make_train_step``, lesson A5's
+    ``GuideTrainer`` (the migration guide's code), recipes/functional_train_step.py.
     """
 
     def __init__(self, net, loss_fn, optimizer, train_dataset, *, eval_dataset=None, metric=None,

@@ -72,7 +72,7 @@ def main():
     seconds = time.perf_counter() - start
     again, again_labels = collect(augment_pipeline(images, labels, seed=1))
     other, _ = collect(augment_pipeline(images, labels, seed=2))
-    plain, plain_labels = collect(eval_pipeline(images, labels))
+    plain, _ = collect(eval_pipeline(images, labels))
 
     check(first.shape == (256, 3, 32, 32) and first.dtype == np.float32, f"batches {first.shape} {first.dtype}")
     check(np.array_equal(first, again), "the same seed gave different augmented images")

@@ -38,6 +38,14 @@ class SmallConvNet(nn.Cell):
         return self.head(self.features(x))
 
 
+def export_and_load(net, example, folder):
+    """Export net (already in inference mode) to folder/small_convnet.mindir; load it back as an nn.GraphCell."""
+    ms.export(net, example, file_name=os.path.join(folder, "small_convnet"), file_format="MINDIR")
+    path = os.path.join(folder, "small_convnet.mindir")
+    check(os.path.getsize(path) > 0, "ms.export wrote an empty MindIR file")
+    return nn.GraphCell(ms.load(path))
+
+
 def main():
     ms.set_device("CPU")
     ms.set_context(mode=ms.GRAPH_MODE)
@@ -52,10 +60,7 @@ def main():
 
     folder = tempfile.mkdtemp(prefix="recipe-mindir-")
     try:
-        ms.export(net, x, file_name=os.path.join(folder, "small_convnet"), file_format="MINDIR")
-        path = os.path.join(folder, "small_convnet.mindir")
-        check(os.path.getsize(path) > 0, "ms.export wrote an empty MindIR file")
-        graph = nn.GraphCell(ms.load(path))
+        graph = export_and_load(net, x, folder)
         loaded = graph(x).asnumpy()
     finally:
         shutil.rmtree(folder, ignore_errors=True)
