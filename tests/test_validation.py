@@ -155,3 +155,54 @@ def test_the_wrong_network_type_reads_the_same_in_trainer_optim_and_checkpoint(t
     for call in (lambda: param_groups("lenet", 1e-4), lambda: save_checkpoint("lenet", tmp_path / "x.ckpt")):
         error, text = _message(call)
         assert error is TypeError and "must be a" in text and "got 'lenet' (str). Fix: " in text, text
+
+
+# ------------------------------------------------------------------ every library message goes through _()
+LIBRARY = ["validation.py", "paths.py", "locks.py", "staging.py", "i18n.py", "inference.py", "models", "data", "train"]
+#: Raised inside a compiled ``construct`` (graph mode cannot call ``_``): English only.
+GRAPH_CODE = {("models/segmentation.py", "construct")}
+
+
+def _library_files():
+    root = Path(validation.__file__).parent
+    for entry in LIBRARY:
+        path = root / entry
+        yield from sorted(path.rglob("*.py")) if path.is_dir() else [path]
+
+
+def _is_text(node):
+    import ast
+
+    return isinstance(node, ast.JoinedStr) or (isinstance(node, ast.Constant) and isinstance(node.value, str)) or (
+        isinstance(node, ast.BinOp) and (_is_text(node.left) or _is_text(node.right)))
+
+
+def test_every_raised_message_of_the_library_is_marked_for_translation():
+    import ast
+
+    root = Path(validation.__file__).parent
+    unmarked = []
+    for path in _library_files():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for function in [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]:
+            if (path.relative_to(root).as_posix(), function.name) in GRAPH_CODE:
+                continue
+            for node in ast.walk(function):
+                if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and node.exc.args \
+                        and _is_text(node.exc.args[0]) and ast.unparse(node.exc.func).split(".")[-1][:1].isupper():
+                    unmarked.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert unmarked == [], f"raise with an unmarked message (wrap the literal in _()): {unmarked}"
+
+
+def test_the_library_uses_no_private_wording_for_a_check():
+    """check_int/check_real's legacy message=/type_error= give a module its own wording: the library uses none."""
+    import ast
+
+    own = []
+    for path in _library_files():
+        if path.name == "validation.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and {k.arg for k in node.keywords} & {"message", "type_error"}:
+                own.append(f"{path.name}:{node.lineno}")
+    assert own == []
