@@ -35,8 +35,7 @@ wrong, the value and "Fix: ...".
 Callers pass their ``fix`` (and ``expected``) already marked, ``fix=_("e.g. batch_size=32")``, without a final
 period: the template adds it. ``{value}`` of a wrong-type error is ``shown(value)``, the first line of its repr (a
 network's repr is a page). ``check_all_reduce_fusion_config`` checks a config value, so all of its mistakes are
-ValueErrors (the file's text is wrong, as for every config key). ``message=``/``type_error=`` of ``check_int`` and
-``check_real`` are legacy (a caller's own wording): no new code uses them, and they go once no caller is left.
+ValueErrors (the file's text is wrong, as for every config key).
 
 ``check_int(name, value, low, high)`` and ``check_real(name, value, low, high, ...)`` accept numpy scalars
 (``np.int64(10)`` is an int here), reject bools, NaN and infinities, and return a plain ``int``/``float``.
@@ -76,15 +75,6 @@ def shown(value, limit=80) -> str:
 def _outside(value, low, high, low_open=False, high_open=False) -> bool:
     return ((low is not None and (value <= low if low_open else value < low))
             or (high is not None and (value >= high if high_open else value > high)))
-
-
-def _fail(error, message, name, value, low, high, fix, which):
-    """Legacy (``message=``): raise ``error`` with a caller's own template, or a pair (wrong type, out of range)
-    of them; ``which`` is 0 for the type, 1 for the range. New code uses the standard wording."""
-    if isinstance(message, tuple):
-        message = message[which]
-    raise error(message.format(name=name, value=value, low=low, high=high, fix=fix,
-                               type=type(value).__name__)) from None
 
 
 def _fix(fix, default):
@@ -196,19 +186,10 @@ def check_together(first, first_value, second, second_value, fix):
         fix=_fix(fix, "")))
 
 
-def check_int(name, value, low=None, high=None, fix=None, *, message=None, type_error=TypeError):
+def check_int(name, value, low=None, high=None, fix=None):
     """``value`` as an ``int`` in ``[low, high]``; TypeError (wrong type) or ValueError (out of range) naming
     ``name``, the value and the fix.
-
-    ``message``/``type_error`` are legacy (a caller's own template ``{name} {value} {low} {high} {fix} {type}``);
-    new code leaves them out so that every module speaks the vocabulary above.
     """
-    if message is not None:
-        if not is_int(value):
-            _fail(type_error, message, name, value, low, high, fix, 0)
-        if _outside(value, low, high):
-            _fail(ValueError, message, name, value, low, high, fix, 1)
-        return int(value)
     rule = describe_range(low, high)
     if not is_int(value):
         raise TypeError(_("{name} must be an integer ({rule}), got {value!r} ({type}). Fix: {fix}.").format(
@@ -227,19 +208,10 @@ def check_count(name, value, low, fix):
     return check_int(name, value, low, fix=fix)
 
 
-def check_real(name, value, low=None, high=None, low_open=False, high_open=False, fix=None, *, message=None,
-               type_error=TypeError):
+def check_real(name, value, low=None, high=None, low_open=False, high_open=False, fix=None):
     """``value`` as a finite ``float`` within the bounds (``*_open``: the bound itself is excluded); TypeError for
     a value that is not a number (bools included), ValueError for NaN, infinities and values out of range.
-
-    ``message``/``type_error``: legacy, as in :func:`check_int` (a non-finite value counts as the wrong type there).
     """
-    if message is not None:
-        if not is_real(value) or not math.isfinite(value):
-            _fail(type_error, message, name, value, low, high, fix, 0)
-        if _outside(value, low, high, low_open, high_open):
-            _fail(ValueError, message, name, value, low, high, fix, 1)
-        return float(value)
     rule = describe_range(low, high, low_open, high_open)
     if not is_real(value):
         raise TypeError(_("{name} must be a number ({rule}), got {value!r} ({type}). Fix: {fix}.").format(

@@ -311,9 +311,6 @@ ISSUE_11_CASES.update({
                             r"lr must be a finite number > 0, got nan", r"Fix"),
     "validation real open bound": (lambda f: validation.check_real("momentum", 1.0, 0, 1, high_open=True),
                                    ValueError, r"momentum.*< 1, got 1.0", r"Fix"),
-    "validation custom message": (lambda f: validation.check_int("n", 0, 1, fix="use 4.",
-                                                                 message="{name} bad: {value!r} < {low}. Fix: {fix}"),
-                                  ValueError, r"n bad: 0 < 1", r"Fix: use 4\."),
 })
 CASES.update(ISSUE_11_CASES)
 

@@ -192,17 +192,3 @@ def test_every_raised_message_of_the_library_is_marked_for_translation():
                         and _is_text(node.exc.args[0]) and ast.unparse(node.exc.func).split(".")[-1][:1].isupper():
                     unmarked.append(f"{path.relative_to(root)}:{node.lineno}")
     assert unmarked == [], f"raise with an unmarked message (wrap the literal in _()): {unmarked}"
-
-
-def test_the_library_uses_no_private_wording_for_a_check():
-    """check_int/check_real's legacy message=/type_error= give a module its own wording: the library uses none."""
-    import ast
-
-    own = []
-    for path in _library_files():
-        if path.name == "validation.py":
-            continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Call) and {k.arg for k in node.keywords} & {"message", "type_error"}:
-                own.append(f"{path.name}:{node.lineno}")
-    assert own == []
