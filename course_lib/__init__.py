@@ -40,24 +40,32 @@ _MINDSPORE_DIRECTORY = r"^[\/0-9a-zA-Z@\_\-\.\:\\]+$"
 def _check_mindspore_log_dir(environ=_os.environ):
     import re
 
+    from course_lib.i18n import _
+
     folder = environ.get("GLOG_log_dir")
     if environ.get("GLOG_logtostderr") == "0" and folder and re.match(_MINDSPORE_DIRECTORY, folder, re.ASCII) is None:
-        raise ValueError(  # S108 below: /tmp/ms_logs is an example in the message, not a file this code writes
-            f"GLOG_log_dir is {folder!r}: MindSpore 2.10 accepts only a log folder path made of ASCII letters, "
-            f"digits and @ _ - . : / \\ (no spaces, no Chinese characters), so `import mindspore` would fail. "
-            f"Fix: set GLOG_log_dir to such a folder (e.g. {'C:/ms_logs' if _os.name == 'nt' else '/tmp/ms_logs'}), "  # noqa: S108
-            f"or unset GLOG_logtostderr to log to the terminal.")
+        # S108 below: /tmp/ms_logs is an example in the message, not a file this code writes.
+        raise ValueError(
+            _("GLOG_log_dir is {folder!r}: MindSpore 2.10 accepts only a log folder path made of ASCII letters, "
+              "digits and @ _ - . : / \\ (no spaces, no Chinese characters), so `import mindspore` would fail. Fix: "
+              "set GLOG_log_dir to such a folder (e.g. {example}), or unset GLOG_logtostderr to log to the "
+              "terminal.").format(folder=folder, example="C:/ms_logs" if _os.name == "nt" else "/tmp/ms_logs"))  # noqa: S108
+
+
+def _warn_if_mindspore_came_first(modules=_sys.modules):
+    from course_lib.i18n import _
+
+    if "mindspore" in modules:
+        _warnings.warn(
+            _("mindspore was imported before course_lib, so GLOG_v set by course_lib has no effect in this process "
+              "(and ONEDNN_MAX_CPU_ISA none once a CPU kernel has run). Fix: restart the kernel and run `import "
+              "course_lib` first."),
+            RuntimeWarning,
+            stacklevel=3,
+        )
 
 
 _check_mindspore_log_dir()
-
-if "mindspore" in _sys.modules:
-    _warnings.warn(
-        "mindspore was imported before course_lib, so GLOG_v set by course_lib has no effect in this process "
-        "(and ONEDNN_MAX_CPU_ISA none once a CPU kernel has run). Fix: restart the kernel and run "
-        "`import course_lib` first.",
-        RuntimeWarning,
-        stacklevel=2,
-    )
+_warn_if_mindspore_came_first()
 
 __version__ = "2.10.0.post1"

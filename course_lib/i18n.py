@@ -20,7 +20,9 @@ def set_language(lang: str | None) -> None:
     """Make ``check``/``explain`` speak ``"zh"`` (Chinese) or ``"en"``; ``None`` goes back to detection."""
     global _LANGUAGE
     if lang is not None and lang not in LANGUAGES:
-        raise ValueError(f"language is one of {LANGUAGES} (or None to detect it), got {lang!r}.")
+        raise ValueError(_("language must be one of {choices} (or None to detect it), got {value!r}. Fix: "
+                           "set_language('zh') for Chinese, set_language('en') for English.").format(
+            choices=LANGUAGES, value=lang))
     _LANGUAGE = lang
 
 

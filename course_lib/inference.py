@@ -22,6 +22,8 @@ from mindspore import Tensor, nn
 
 from course_lib.locks import clean_stale_temp_files, temp_name
 from course_lib.paths import relative
+from course_lib.i18n import _
+from course_lib.validation import check_bool, check_int, check_ndim, check_path, check_type, wrong_type
 
 __all__ = ["Predictions", "predict", "expected_input_shape", "export_mindir", "load_mindir", "mindir_input_shapes",
            "MindIRCell", "softmax", "GraphEvalCell", "MINDIR_SINGLE_FILE_LIMIT", "digest_path",
@@ -79,8 +81,7 @@ class Predictions:
     def top_k(self, k: int = 5):
         """``(classes, probabilities)``, both (N, k), best first. ``k`` may not exceed the number of classes."""
         num_classes = self.probabilities.shape[1]
-        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 1 <= k <= num_classes:
-            raise ValueError(f"k must be an int from 1 to the number of classes ({num_classes}), got {k!r}.")
+        k = check_int("k", k, 1, num_classes, fix=_("pass a k from 1 to the number of classes, e.g. k=5"))
         order = np.argsort(-self.probabilities, axis=1, kind="stable")[:, :k]
         return order, np.take_along_axis(self.probabilities, order, axis=1)
 
@@ -94,10 +95,8 @@ class Predictions:
 
 
 def _check_net(net):
-    if not isinstance(net, nn.Cell):
-        raise ValueError(f"net must be a MindSpore network (nn.Cell, or nn.GraphCell from a MindIR file), "
-                         f"got {type(net).__name__}. Fix: pass the network object, e.g. lenet5() after loading "
-                         f"its checkpoint.")
+    check_type("net", net, nn.Cell, _("a MindSpore network (nn.Cell, or nn.GraphCell from a MindIR file)"),
+               _("pass the network object, e.g. lenet5() after loading its checkpoint"))
 
 
 def expected_input_shape(net):
@@ -117,7 +116,7 @@ def expected_input_shape(net):
 
     if isinstance(net, LeNet5):
         return (net.conv1.in_channels, LENET_INPUT_SIZE, LENET_INPUT_SIZE)
-    for _, cell in net.cells_and_names():
+    for _name, cell in net.cells_and_names():
         if isinstance(cell, nn.Conv2d):
             if cell.data_format != "NCHW":
                 return None
@@ -128,11 +127,14 @@ def expected_input_shape(net):
 def _check_shape_spec(input_shape):
     if input_shape is None:
         return None
-    if (not isinstance(input_shape, (tuple, list)) or len(input_shape) != 3
-            or not all(d is None or (isinstance(d, numbers.Integral) and not isinstance(d, bool) and d > 0)
-                       for d in input_shape)):
-        raise ValueError(f"input_shape must be (C, H, W) with positive ints (or None for 'any size'), "
-                         f"got {input_shape!r}. Fix: e.g. input_shape=(1, 32, 32) for LeNet-5.")
+    if not isinstance(input_shape, (tuple, list)):
+        raise wrong_type("input_shape", input_shape, _("a tuple (C, H, W)"),
+                         _("e.g. input_shape=(1, 32, 32) for LeNet-5"))
+    if len(input_shape) != 3 or not all(d is None or (isinstance(d, numbers.Integral) and not isinstance(d, bool)
+                                                      and d > 0) for d in input_shape):
+        raise ValueError(_("input_shape must be (C, H, W) with positive ints (or None for 'any size'), got "
+                           "{input_shape!r}. Fix: e.g. input_shape=(1, 32, 32) for LeNet-5.").format(
+            input_shape=input_shape))
     return tuple(None if d is None else int(d) for d in input_shape)
 
 
@@ -141,30 +143,31 @@ def _as_image_batch(images, input_shape) -> np.ndarray:
     if isinstance(images, Tensor):
         images = images.asnumpy()
     elif not isinstance(images, np.ndarray):
-        raise ValueError(f"images must be a numpy array or a mindspore Tensor shaped (N, C, H, W) or (C, H, W), "
-                         f"got {type(images).__name__}. Fix: e.g. np.stack(list_of_images).")
+        raise wrong_type("images", images, _("a numpy array or a mindspore Tensor shaped (N, C, H, W) or (C, H, W)"),
+                         _("e.g. np.stack(list_of_images)"))
     if images.dtype.kind not in "f":
         raise ValueError(
-            f"images must be floating-point (float32), preprocessed like the training data, got dtype "
-            f"{images.dtype}. Fix: run raw pixels through the evaluation pipeline (e.g. create_mnist_dataset"
-            f"(train=False)), or at least images.astype(np.float32) after the same rescale/normalise.")
+            _("images must be floating-point (float32), preprocessed like the training data, got dtype "
+              "{dtype}. Fix: run raw pixels through the evaluation pipeline (e.g. "
+              "create_mnist_dataset(train=False)), or at least images.astype(np.float32) after the same "
+              "rescale/normalise.").format(dtype=images.dtype))
+    check_ndim("images", images.shape, {3: "(C, H, W)", 4: "(N, C, H, W)"},
+               _("for grey images add the channel axis, e.g. x[:, None]"))
     if images.ndim == 3:
         images = images[None]
-    if images.ndim != 4:
-        raise ValueError(f"images must be one image (C, H, W) or a batch (N, C, H, W), got shape "
-                         f"{tuple(images.shape)}. Fix: for grey images add the channel axis, e.g. x[:, None].")
     if images.shape[0] == 0:
-        raise ValueError("images is an empty batch (N = 0). Fix: pass at least one image.")
+        raise ValueError(_("images is an empty batch (N = 0). Fix: pass at least one image."))
     if input_shape is not None:
         for axis, (got, want) in enumerate(zip(images.shape[1:], input_shape)):
             if want is not None and got != want:
-                shown = "(" + ", ".join("any" if d is None else str(d) for d in input_shape) + ")"
+                shown = "(" + ", ".join(_("any") if d is None else str(d) for d in input_shape) + ")"
                 raise ValueError(
-                    f"each image must have shape (C, H, W) = {shown}, got {tuple(images.shape[1:])} "
-                    f"({'CHW'[axis]} is {got}, expected {want}). Fix: resize/convert with the same pipeline as in "
-                    f"training (e.g. Resize(32) and HWC2CHW for LeNet-5 on MNIST).")
+                    _("each image must have shape (C, H, W) = {shown}, got {shape} ({axis} is {got}, "
+                      "expected {want}). Fix: resize/convert with the same pipeline as in training (e.g. "
+                      "Resize(32) and HWC2CHW for LeNet-5 on MNIST).").format(
+                    shown=shown, shape=tuple(images.shape[1:]), axis="CHW"[axis], got=got, want=want))
     if not np.all(np.isfinite(images)):
-        raise ValueError("images contain NaN or Inf values. Fix: check the preprocessing (division by zero?).")
+        raise ValueError(_("images contain NaN or Inf values. Fix: check the preprocessing (division by zero?)."))
     return np.ascontiguousarray(images, dtype=np.float32)
 
 
@@ -172,8 +175,8 @@ def _check_class_names(class_names):
     if class_names is None:
         return None
     if isinstance(class_names, str) or not hasattr(class_names, "__len__"):
-        raise ValueError(f"class_names must be a list/tuple of names, one per class, got {class_names!r}. "
-                         f"Fix: e.g. class_names=('0', '1', ..., '9').")
+        raise wrong_type("class_names", class_names, _("a list/tuple of names, one per class"),
+                         _("e.g. class_names=('0', '1', ..., '9')"))
     return tuple(str(name) for name in class_names)
 
 
@@ -185,9 +188,7 @@ def predict(net, images, class_names=None, input_shape=None, batch_size=256) -> 
     network runs in inference mode (``set_train(False)``) in chunks of ``batch_size``; its mode is restored.
     """
     _check_net(net)
-    if isinstance(batch_size, bool) or not isinstance(batch_size, numbers.Integral) or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}. Fix: e.g. batch_size=256.")
-    batch_size = int(batch_size)
+    batch_size = check_int("batch_size", batch_size, 1, fix=_("e.g. batch_size=256"))
     shape = _check_shape_spec(input_shape) if input_shape is not None else expected_input_shape(net)
     batch = _as_image_batch(images, shape)
     class_names = _check_class_names(class_names)
@@ -201,27 +202,26 @@ def predict(net, images, class_names=None, input_shape=None, batch_size=256) -> 
     outputs = [chunk[0] if isinstance(chunk, (tuple, list)) else chunk for chunk in chunks]
     logits = np.concatenate([o.asnumpy() for o in outputs], axis=0)
     if logits.ndim != 2 or logits.shape[0] != len(batch):
-        raise ValueError(f"net must return logits shaped (N, num_classes) = ({len(batch)}, C), got "
-                         f"{tuple(logits.shape)}. Fix: predict is for classifiers; call the network directly "
-                         f"for other outputs.")
+        raise ValueError(_("net must return logits shaped (N, num_classes) = ({count}, C), got {shape}. "
+                           "Fix: predict is for classifiers; call the network directly for other outputs.").format(
+            count=len(batch), shape=tuple(logits.shape)))
     if class_names is not None and len(class_names) != logits.shape[1]:
-        raise ValueError(f"class_names has {len(class_names)} names but the network outputs {logits.shape[1]} "
-                         f"classes. Fix: pass one name per output class, in label order.")
+        raise ValueError(_("class_names has {names} names but the network outputs {classes} "
+                           "classes. Fix: pass one name per output class, in label order.").format(
+            names=len(class_names), classes=logits.shape[1]))
     probabilities = softmax(logits)
     labels = probabilities.argmax(axis=1).astype(np.int64)
     return Predictions(labels=labels, probabilities=probabilities, class_names=class_names)
 
 
 def _mindir_path(path, must_exist: bool) -> Path:
-    if not isinstance(path, (str, os.PathLike)):
-        raise ValueError(f"path must be a str or Path ending in .mindir, got {path!r}.")
-    path = Path(path).expanduser()
+    path = check_path("path", path, _("pass the MindIR file's path, e.g. 'outputs/lenet.mindir'")).expanduser()
     if path.suffix != ".mindir":
-        raise ValueError(f"a MindIR file name must end with .mindir, got {path.name!r}. "
-                         f"Fix: e.g. {path.with_suffix('.mindir').name!r}.")
+        raise ValueError(_("a MindIR file name must end with .mindir, got {name!r}. Fix: e.g. {example!r}.").format(
+            name=path.name, example=path.with_suffix(".mindir").name))
     if must_exist and not path.is_file():
-        raise FileNotFoundError(f"MindIR file {relative(path)} does not exist. Fix: check the path, or export "
-                                f"the network first with export_mindir(net, example_input, path).")
+        raise FileNotFoundError(_("MindIR file {path} does not exist. Fix: check the path, or export the network "
+                                  "first with export_mindir(net, example_input, path).").format(path=relative(path)))
     return path
 
 
@@ -237,21 +237,23 @@ def export_mindir(net, example_input, path, dynamic_batch=False) -> Path:
     _check_net(net)
     if isinstance(example_input, Tensor):
         example_input = example_input.asnumpy()
-    if not isinstance(example_input, np.ndarray) or example_input.ndim < 1 or example_input.size == 0:
-        raise ValueError(f"example_input must be a non-empty numpy array or Tensor shaped like one real input "
-                         f"batch, got {type(example_input).__name__}"
-                         f"{'' if not isinstance(example_input, np.ndarray) else ' ' + str(example_input.shape)}. "
-                         f"Fix: e.g. np.zeros((1, 1, 32, 32), np.float32).")
-    if not isinstance(dynamic_batch, bool):
-        raise ValueError(f"dynamic_batch must be True or False, got {dynamic_batch!r}.")
+    if not isinstance(example_input, np.ndarray):
+        raise wrong_type("example_input", example_input, _("a numpy array or Tensor shaped like one real input batch"),
+                         _("e.g. np.zeros((1, 1, 32, 32), np.float32)"))
+    if example_input.ndim < 1 or example_input.size == 0:
+        raise ValueError(_("example_input must be a non-empty array shaped like one real input batch, got shape "
+                           "{shape}. Fix: e.g. np.zeros((1, 1, 32, 32), np.float32).").format(
+            shape=example_input.shape))
+    dynamic_batch = check_bool("dynamic_batch", dynamic_batch)
     if example_input.ndim == 4:  # an image batch: same checks as predict, float64 becomes float32
         example_input = _as_image_batch(example_input, expected_input_shape(net))
     path = _mindir_path(path, must_exist=False)
     total_bytes = sum(p.data.nbytes for p in net.get_parameters())
     if total_bytes > MINDIR_SINGLE_FILE_LIMIT:
-        raise ValueError(f"the network has {total_bytes / 1024 ** 3:.1f} GiB of parameters; ms.export would write "
-                         f"them to a separate folder, which export_mindir cannot write atomically. Fix: call "
-                         f"ms.export(net, input, file_name=..., file_format='MINDIR') directly.")
+        raise ValueError(_("the network has {size:.1f} GiB of parameters; ms.export would write them "
+                           "to a separate folder, which export_mindir cannot write atomically. Fix: call "
+                           "ms.export(net, input, file_name=..., file_format='MINDIR') directly.").format(
+            size=total_bytes / 1024 ** 3))
     if dynamic_batch:
         dtype = Tensor(example_input.reshape(-1)[:1]).dtype
         spec = Tensor(shape=[None, *example_input.shape[1:]], dtype=dtype)
@@ -345,14 +347,16 @@ def verify_mindir_digest(path) -> bool:
         line = ""
     match = _DIGEST_LINE.match(line)
     if not match:
-        raise ValueError(f"The digest file {relative(sidecar)} is malformed: expected one line "
-                         f"'<64 hex digits>  {path.name}' (the sha256sum format), got {line[:100]!r}. Fix: export "
-                         f"the model again with export_mindir, which rewrites both files.")
+        raise ValueError(_("The digest file {sidecar} is malformed: expected one line '<64 hex digits>  "
+                           "{name}' (the sha256sum format), got {line!r}. Fix: export the model again "
+                           "with export_mindir, which rewrites both files.").format(
+            sidecar=relative(sidecar), name=path.name, line=line[:100]))
     if file_sha256(path) != match.group(1).lower():
-        raise ValueError(f"MindIR file {relative(path)} does not match its digest {sidecar.name}: the file changed "
-                         f"after it was exported (damaged bytes, an interrupted copy or an edit), and a changed "
-                         f"MindIR can load and predict different numbers without any error. Fix: export it again "
-                         f"with export_mindir (or copy both files again from where they were exported).")
+        raise ValueError(_("MindIR file {path} does not match its digest {digest}: the file changed after it "
+                           "was exported (damaged bytes, an interrupted copy or an edit), and a changed MindIR can "
+                           "load and predict different numbers without any error. Fix: export it again with "
+                           "export_mindir (or copy both files again from where they were exported).").format(
+            path=relative(path), digest=sidecar.name))
     return True
 
 
@@ -368,15 +372,17 @@ def load_mindir(path, check_digest=True) -> nn.GraphCell:
     """
     path = _mindir_path(path, must_exist=True)
     if check_digest and not verify_mindir_digest(path):
-        warnings.warn(f"MindIR file {relative(path)} has no digest file {digest_path(path).name} beside it, so "
-                      f"its integrity cannot be checked: a changed or damaged MindIR can load and predict "
-                      f"different numbers without any error. Fix: export it with "
-                      f"course_lib.inference.export_mindir, which writes the digest.", UserWarning, stacklevel=2)
+        warnings.warn(_("MindIR file {path} has no digest file {name} beside it, so its integrity cannot "
+                        "be checked: a changed or damaged MindIR can load and predict different numbers "
+                        "without any error. Fix: export it with course_lib.inference.export_mindir, "
+                        "which writes the digest.").format(
+            path=relative(path), name=digest_path(path).name), UserWarning, stacklevel=2)
     try:
         graph = ms.load(str(path))
     except RuntimeError as error:
-        raise ValueError(f"MindIR file {relative(path)} could not be loaded: it is corrupted, truncated, encrypted "
-                         f"or not a MindIR file. Fix: export it again with export_mindir.") from error
+        raise ValueError(_("MindIR file {path} could not be loaded: it is corrupted, truncated, encrypted or not a "
+                           "MindIR file. Fix: export it again with export_mindir.").format(
+            path=relative(path))) from error
     return MindIRCell(graph, mindir_input_shapes(path), relative(path))
 
 
@@ -412,15 +418,17 @@ class MindIRCell(nn.GraphCell):
 
 def _check_graph_inputs(source, expected, args):
     if len(args) != len(expected):
-        raise ValueError(f"{source} takes {len(expected)} input(s) (exported shapes {expected}), got {len(args)}. "
-                         f"Fix: call it with exactly the inputs it was exported with.")
+        raise ValueError(_("{source} takes {count} input(s) (exported shapes {expected}), got {given}. Fix: "
+                           "call it with exactly the inputs it was exported with.").format(
+            source=source, count=len(expected), expected=expected, given=len(args)))
     for index, (arg, want) in enumerate(zip(args, expected)):
         got = tuple(getattr(arg, "shape", ()))
         # The batch axis is not checked: MindSpore 2.10 runs a graph exported for batch 1 on any batch size.
         if len(got) != len(want) or any(w >= 0 and g != w for g, w in list(zip(got, want))[1:]):
-            shown = "(N, " + ", ".join("any" if w < 0 else str(w) for w in want[1:]) + ")"
-            raise ValueError(f"input {index} of {source} must have shape {shown} (exported as {want}), got {got}. "
-                             f"Fix: preprocess like the exported input (same rank, image size and channels).")
+            shown = "(N, " + ", ".join(_("any") if w < 0 else str(w) for w in want[1:]) + ")"
+            raise ValueError(_("input {index} of {source} must have shape {shown} (exported as {want}), got {got}. "
+                               "Fix: preprocess like the exported input (same rank, image size and channels).").format(
+                index=index, source=source, shown=shown, want=want, got=got))
 
 
 class GraphEvalCell(nn.Cell):
@@ -435,8 +443,8 @@ class GraphEvalCell(nn.Cell):
 
     def __init__(self, graph):
         super().__init__(auto_prefix=False)
-        if not isinstance(graph, nn.Cell):
-            raise ValueError(f"graph must be an nn.GraphCell (from load_mindir), got {type(graph).__name__}.")
+        check_type("graph", graph, nn.Cell, _("an nn.GraphCell (from load_mindir)"),
+                   _("graph = course_lib.inference.load_mindir('net.mindir')"))
         self.graph = graph
 
     def construct(self, image, label):

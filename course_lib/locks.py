@@ -20,6 +20,7 @@ import sys
 import time
 import uuid
 from pathlib import Path
+from course_lib.i18n import _
 
 #: The checkout (paths.PROJECT_ROOT; paths imports this module, so it cannot be imported from here).
 _PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -60,8 +61,7 @@ class FolderLock:
     def __init__(self, folder, name=".course.lock", busy_message=None, error=FolderBusy):
         self.folder = Path(folder)
         self.name = name
-        self.busy_message = busy_message or ("{folder} is in use by another process ({owner}). Fix: wait for it "
-                                             "to finish, or stop it.")
+        self.busy_message = busy_message  # None: the default message, translated when it is shown
         self.error = error
         self._fd = None      # the locked descriptor (the folder on POSIX, the lock file on Windows)
         self._info_fd = None  # the owner file on POSIX
@@ -79,14 +79,18 @@ class FolderLock:
                 text = handle.read(64).decode("utf-8", errors="replace").strip("\0 \r\n\t")
         except OSError:
             text = ""
-        return f"process {text}" if text.isdigit() else "process unknown"
+        return _("process {pid}").format(pid=text) if text.isdigit() else _("process unknown")
 
     def _busy(self):
-        return self.error(self.busy_message.format(folder=_shown(self.folder), owner=self._owner()))
+        # A caller's message is looked up in the catalog when shown (callers mark their literal with _()).
+        message = _(self.busy_message) if self.busy_message else _(
+            "{folder} is in use by another process ({owner}). Fix: wait for it to finish, or stop it.")
+        return self.error(message.format(folder=_shown(self.folder), owner=self._owner()))
 
     def acquire(self):
         if self._fd is not None:
-            raise RuntimeError(f"{self.folder} is already locked by this FolderLock.")
+            raise RuntimeError(_("{folder} is already locked by this FolderLock. Fix: call release() before "
+                                 "acquiring it again.").format(folder=self.folder))
         self.folder.mkdir(parents=True, exist_ok=True)
         if _is_windows():
             self._acquire_windows()

@@ -5,6 +5,8 @@ import sys
 import tempfile
 import uuid
 from pathlib import Path
+from course_lib.i18n import _
+from course_lib.validation import check_str
 
 #: The repository root (course_lib is installed editable, so the package sits inside the checkout).
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -46,28 +48,32 @@ def lesson_dir(name: str) -> Path:
     user's cache folder instead (:func:`fallback_output_dir`), and says so once. A COURSE_OUTPUT_DIR that cannot
     be written, or a cache folder that cannot be written either, raises PermissionError naming the folder and
     the fix."""
-    if not isinstance(name, str) or not name or "/" in name or "\\" in name or name.startswith("."):
-        raise ValueError(f"lesson name must be a plain folder name such as '03', got {name!r}.")
+    check_str("name", name, _("pass the lesson's number as text, e.g. lesson_dir('03')"))
+    if "/" in name or "\\" in name or name.startswith("."):
+        raise ValueError(_("lesson name must be a plain folder name such as '03', got {name!r}. Fix: pass the "
+                           "lesson's number, e.g. lesson_dir('03').").format(name=name))
     path = OUTPUT_DIR / name
     error = _writable(path)
     if error is None:
         return path
     reason = error.strerror or str(error)
     if os.environ.get("COURSE_OUTPUT_DIR"):
-        raise PermissionError(f"The lesson's output folder {path} cannot be written ({reason}); it comes from "
-                              f"COURSE_OUTPUT_DIR. Fix: set COURSE_OUTPUT_DIR to a folder you can write to.") from None
+        raise PermissionError(_("The lesson's output folder {path} cannot be written ({reason}); it comes from "
+                                "COURSE_OUTPUT_DIR. Fix: set COURSE_OUTPUT_DIR to a folder you can write to.").format(
+            path=path, reason=reason)) from None
     fallback = fallback_output_dir() / name
     second = _writable(fallback)
     if second is not None:
         raise PermissionError(
-            f"The lesson's output folder {path} cannot be written ({reason}), nor the fallback {fallback} "
-            f"({second.strerror or second}). Fix: set COURSE_OUTPUT_DIR to a folder you can write to, e.g. "
-            f"`export COURSE_OUTPUT_DIR=$HOME/course-outputs` before starting JupyterLab.") from None
+            _("The lesson's output folder {path} cannot be written ({reason}), nor the fallback {fallback} "
+              "({second}). Fix: set COURSE_OUTPUT_DIR to a folder you can write to, e.g. "
+              "`export COURSE_OUTPUT_DIR=$HOME/course-outputs` before starting JupyterLab.").format(
+            path=path, reason=reason, fallback=fallback, second=second.strerror or second)) from None
     if OUTPUT_DIR not in _warned_fallback:
         _warned_fallback.add(OUTPUT_DIR)
-        print(f"Note: {OUTPUT_DIR} cannot be written ({reason}: a read-only copy of the course?). The lessons "
-              f"write into {fallback.parent} instead. Set COURSE_OUTPUT_DIR to choose another folder.",
-              file=sys.stderr)
+        print(_("Note: {folder} cannot be written ({reason}: a read-only copy of the course?). The lessons "
+                "write into {fallback} instead. Set COURSE_OUTPUT_DIR to choose another folder.").format(
+            folder=OUTPUT_DIR, reason=reason, fallback=fallback.parent), file=sys.stderr)
     return fallback
 
 
@@ -108,7 +114,8 @@ def check_output_folder(folder, what, fix, file_fix=None) -> Path:
     a file in its place, a read-only or full disk fail here with the folder and the fix named."""
     folder = Path(folder).expanduser()
     if folder.exists() and not folder.is_dir():
-        raise NotADirectoryError(f"{what} {relative(folder)} is a file, not a folder. Fix: {file_fix or fix}.")
+        raise NotADirectoryError(_("{what} {folder} is a file, not a folder. Fix: {fix}.").format(
+            what=what, folder=relative(folder), fix=(file_fix or fix).rstrip(".")))
     try:
         folder.mkdir(parents=True, exist_ok=True)
         from course_lib.locks import clean_stale_temp_files
@@ -124,8 +131,8 @@ def check_output_folder(folder, what, fix, file_fix=None) -> Path:
             if probe.exists():
                 probe.unlink()
     except OSError as error:
-        raise PermissionError(f"{what} {relative(folder)} is not writable: {error.strerror or error}. "
-                              f"Fix: {fix}.") from None
+        raise PermissionError(_("{what} {folder} is not writable: {reason}. Fix: {fix}.").format(
+            what=what, folder=relative(folder), reason=error.strerror or error, fix=fix.rstrip("."))) from None
     return folder
 
 

@@ -15,6 +15,8 @@ import socket
 import tempfile
 from pathlib import Path
 
+from course_lib.i18n import _
+
 OWNER = ".owner.json"
 #: The temporary folders of course_lib.data.generate (beside its target folder).
 DATAGEN_PREFIX = ".tmp-datagen-"
@@ -130,9 +132,13 @@ class DiskFullError(OSError):
             free = shutil_free(where)
         except OSError:
             free = None
-        shown_free = f", {megabytes(free)} free" if free is not None else ""
-        super().__init__(28, f"Not enough disk space to write {what} in {where} (needs about {megabytes(needed)}"
-                             f"{shown_free}). Fix: {fix}")
+        if free is None:
+            message = _("Not enough disk space to write {what} in {where} (needs about {needed}). Fix: {fix}")
+        else:
+            message = _("Not enough disk space to write {what} in {where} (needs about {needed}, {free} free). "
+                        "Fix: {fix}")
+        super().__init__(28, message.format(what=what, where=where, needed=megabytes(needed),
+                                            free=None if free is None else megabytes(free), fix=fix))
 
     def __str__(self) -> str:
         return self.strerror

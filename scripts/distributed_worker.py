@@ -40,11 +40,9 @@ def parse_args(argv=None):
                         help="sleep this long after init on every rank (to see a timeout)")
     parser.add_argument("--run_tag", default="", help="any text, only to recognise this job's processes")
     args = parser.parse_args(argv)
-    for name in ("epochs", "batch_size", "num_parallel_workers"):
-        if getattr(args, name) < 1:
-            parser.error(f"--{name} must be >= 1, got {getattr(args, name)}")
-    if args.steps == 0 or args.steps < -1:
-        parser.error(f"--steps must be -1 (whole shard) or >= 1, got {args.steps}")
+    # --epochs, --batch_size and --steps are checked by load_config (setup), against the config's RANGES
+    if args.num_parallel_workers < 1:
+        parser.error(f"--num_parallel_workers must be >= 1, got {args.num_parallel_workers}")
     return args
 
 
@@ -148,6 +146,7 @@ def main(argv=None):
     import course_lib  # noqa: F401  (sets GLOG_v/oneDNN defaults before mindspore is imported)
     import mindspore as ms
 
+    from course_lib.i18n import _
     from course_lib.parallel.worker import print_report
 
     started = time.perf_counter()
@@ -159,10 +158,12 @@ def main(argv=None):
                  all_reduce_fusion_config=ms.get_auto_parallel_context("all_reduce_fusion_config"),
                  msrun_rank_id=os.environ.get("RANK_ID"))
     if args.sleep_seconds > 0:
-        print(f"rank {rank}: sleeping {args.sleep_seconds} s", flush=True)
+        print(_("rank {rank}: sleeping {sleep_seconds} s").format(
+            rank=rank, sleep_seconds=args.sleep_seconds), flush=True)
         time.sleep(args.sleep_seconds)
     if rank == args.fail_on_rank:
-        raise RuntimeError(f"rank {rank} fails on purpose (--fail_on_rank {args.fail_on_rank})")
+        raise RuntimeError(_("rank {rank} fails on purpose (--fail_on_rank {fail_on_rank})").format(
+            rank=rank, fail_on_rank=args.fail_on_rank))
     modes = ("model", "trainer") if args.mode == "both" else (args.mode,)
     for mode in modes:
         run_mode(mode, cfg, args, rank)

@@ -10,6 +10,7 @@ The validation split is read in order, keeping the last partial batch, so every 
 import sys
 
 import course_lib  # noqa: F401  (sets GLOG_v / ONEDNN_MAX_CPU_ISA before mindspore is imported)
+from course_lib.i18n import _
 from course_lib.run import cli, factory
 
 
@@ -35,7 +36,9 @@ def main(argv=None) -> dict:
     result = factory.create_model(cfg, net, metrics=metrics).eval(dataset, dataset_sink_mode=False)
     result = {name: float(result[name]) for name in sorted(result)}
     shown = ", ".join(f"{name} {value:.4f}" for name, value in result.items())
-    print(f"result: {shown} ({cfg.model}, {dataset.get_dataset_size()} batches) ckpt={relative(path)}", flush=True)
+    print(_("result: {shown} ({model}, {batches} batches) ckpt={path}").format(
+        shown=shown, model=cfg.model, batches=dataset.get_dataset_size(), path=relative(path)),
+        flush=True)
     return result
 
 

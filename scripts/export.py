@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import course_lib  # noqa: F401  (sets GLOG_v / ONEDNN_MAX_CPU_ISA before mindspore is imported)
+from course_lib.i18n import _
 from course_lib.run import cli, factory
 
 OUTPUT_HELP = ("--output FILE: the .mindir file to write (default: the checkpoint's name with .mindir, beside it). "
@@ -23,12 +24,12 @@ def split_output(argv) -> tuple:
     while i < len(argv):
         if argv[i] == "--output":
             if i + 1 >= len(argv) or argv[i + 1].startswith("--") or not argv[i + 1].strip():
-                raise ValueError("--output needs a file name, e.g. --output lenet5.mindir.")
+                raise ValueError(_("--output needs a file name, e.g. --output lenet5.mindir."))
             output, i = argv[i + 1], i + 2
         elif argv[i].startswith("--output="):
             output, i = argv[i].split("=", 1)[1], i + 1
             if not output.strip():
-                raise ValueError("--output needs a file name, e.g. --output=lenet5.mindir.")
+                raise ValueError(_("--output needs a file name, e.g. --output=lenet5.mindir."))
         else:
             rest.append(argv[i])
             i += 1
@@ -46,13 +47,13 @@ def main(argv=None):
     checkpoint = factory.resolve_checkpoint(cfg)
     target = Path(output).expanduser() if output else checkpoint.with_suffix(".mindir")
     if target.suffix != ".mindir":
-        raise ValueError(f"--output must end with .mindir, got {target.name!r}. Fix: e.g. --output "
-                         f"{target.with_suffix('.mindir').name}.")
+        raise ValueError(_("--output must end with .mindir, got {target_name!r}. Fix: e.g. --output {name}.").format(
+            target_name=target.name, name=target.with_suffix('.mindir').name))
     from course_lib.paths import relative
 
     if target.exists() and not cfg.overwrite:
-        raise FileExistsError(f"{relative(target)} already exists. Fix: --output another file name, or "
-                              "--overwrite true to replace it.")
+        raise FileExistsError(_("{target} already exists. Fix: --output another file name, or --overwrite true to "
+                                "replace it.").format(target=relative(target)))
 
     from course_lib.train.checkpoint import load_checkpoint
     from course_lib.run.env import init_env
@@ -62,8 +63,10 @@ def main(argv=None):
     net = factory.create_network(cfg)
     load_checkpoint(checkpoint, net, strict=True)
     path = export_mindir(net, factory.example_input(cfg), target, dynamic_batch=True)
-    print(f"exported {relative(checkpoint)} -> {relative(path)} (MindIR, input [N, {factory.in_channels(cfg)}, "
-          f"{cfg.image_size}, {cfg.image_size}])", flush=True)
+    print(_("exported {checkpoint} -> {path} (MindIR, input [N, {channels}, {image_size}, "
+            "{image_size}])").format(
+                checkpoint=relative(checkpoint), path=relative(path),
+                channels=factory.in_channels(cfg), image_size=cfg.image_size), flush=True)
     return path
 
 

@@ -91,8 +91,8 @@ def test_checkpoint_from_another_network(tmp_path):
 
 
 @pytest.mark.parametrize("args, error, message", [
-    (("not a net", "x.ckpt"), ValueError, "save_obj must be a network"),
-    ((None, "x.ckpt"), ValueError, "save_obj must be a network"),
+    (("not a net", "x.ckpt"), TypeError, r"save_obj must be a network .*got 'not a net' \(str\)"),
+    ((None, "x.ckpt"), TypeError, r"save_obj must be a network .*got None \(NoneType\)"),
 ])
 def test_bad_save_arguments(tmp_path, args, error, message):
     with pytest.raises(error, match=message):
@@ -102,10 +102,10 @@ def test_bad_save_arguments(tmp_path, args, error, message):
 def test_bad_names(tmp_path):
     with pytest.raises(ValueError, match=r"must end with .ckpt, got 'net.pt'"):
         save_checkpoint(dense(), tmp_path / "net.pt")
-    with pytest.raises(ValueError, match="must be a str or Path"):
+    with pytest.raises(TypeError, match=r"path must be a path \(str or Path\), got 3 \(int\)"):
         load_checkpoint(3)
     path = save_checkpoint(dense(), tmp_path / "n.ckpt")
-    with pytest.raises(ValueError, match="net must be a MindSpore nn.Cell"):
+    with pytest.raises(TypeError, match=r"net must be a mindspore.nn.Cell, got 'lenet' \(str\)"):
         load_checkpoint(path, net="lenet")
 
 

@@ -39,19 +39,21 @@ def test_repr_is_yaml():
     assert Config({"a": 1}) == Config({"a": 1})
 
 
-@pytest.mark.parametrize("overrides, message", [
-    ({"epochs": "three"}, r"'epochs' must be an int like its default 5, got 'three'"),
-    ({"epochs": True}, r"'epochs' must be an int"),
-    ({"lr": "fast"}, r"'lr' must be a float"),
-    ({"resume": 1}, r"'resume' must be a bool"),
-    ({"context_mode": "grpah"}, r"'context_mode' must be one of \['graph', 'pynative'\], got 'grpah'"),
-    ({"model": "vgg"}, r"'model' must be one of"),
-    ({"batchsize": 3}, r"Unknown config key\(s\) \['batchsize'\]"),
-    ({"data_path": 3}, r"'data_path' must be null or a str"),
-    ({"num_parallel_workers": "2"}, r"'num_parallel_workers' must be null or an int"),
+# One vocabulary (issue 26): a value of the wrong type is a TypeError, a bad value of the right type a ValueError.
+@pytest.mark.parametrize("overrides, error, message", [
+    ({"epochs": "three"}, TypeError, r"'epochs' must be an int like its default 5, got 'three'"),
+    ({"epochs": True}, TypeError, r"'epochs' must be an int"),
+    ({"lr": "fast"}, TypeError, r"'lr' must be a float"),
+    ({"resume": 1}, TypeError, r"'resume' must be a bool"),
+    ({"context_mode": "grpah"}, ValueError, r"'context_mode' must be one of \['graph', 'pynative'\], got 'grpah'"),
+    ({"model": "vgg"}, ValueError, r"'model' must be one of"),
+    ({"batchsize": 3}, ValueError, r"Unknown config key\(s\) \['batchsize'\]"),
+    ({"data_path": 3}, TypeError, r"'data_path' must be null or a str"),
+    ({"num_parallel_workers": "2"}, TypeError, r"'num_parallel_workers' must be null or an int"),
+    ({"epochs": 0}, ValueError, r"'epochs' \(from keyword overrides\) must be an integer >= 1"),
 ])
-def test_bad_values_are_rejected_with_the_key_and_value(overrides, message):
-    with pytest.raises(ValueError, match=message):
+def test_bad_values_are_rejected_with_the_key_and_value(overrides, error, message):
+    with pytest.raises(error, match=message):
         load_config(**overrides)
 
 

@@ -80,17 +80,20 @@ def test_default_workers_is_what_the_machine_has():
     assert 1 <= data.default_num_workers()
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"batch_size": 0}, r"batch_size must be an int >= 1, got 0"),
-    ({"batch_size": 2.5}, r"batch_size must be an int >= 1, got 2.5"),
-    ({"num_parallel_workers": 10_000}, r"num_parallel_workers must be an int from 1 to \d+, got 10000"),
-    ({"num_shards": 2}, r"num_shards and shard_id go together"),
-    ({"num_shards": 2, "shard_id": 2}, r"shard_id must be an int from 0 to 1, got 2"),
-    ({"train": "yes"}, r"train must be True or False"),
-    ({"path": 42}, r"path must be a folder path"),
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"batch_size": 0}, ValueError, r"batch_size must be an integer >= 1, got 0"),
+    ({"batch_size": 2.5}, TypeError, r"batch_size must be an integer \(>= 1\), got 2.5 \(float\)"),
+    ({"num_parallel_workers": 10_000}, ValueError,
+     r"num_parallel_workers must be an integer >= 1 and <= \d+, got 10000. Fix: this machine has \d+ cores"),
+    ({"num_shards": 2}, ValueError, r"num_shards and shard_id go together: pass both or neither, got num_shards=2, "
+                                    r"shard_id=None"),
+    ({"num_shards": 2, "shard_id": 2}, ValueError, r"shard_id must be an integer >= 0 and <= 1, got 2"),
+    ({"train": "yes"}, TypeError, r"train must be True or False, got 'yes' \(str\)"),
+    ({"path": 42}, TypeError, r"path must be a path \(str or Path\), got 42 \(int\)"),
 ])
-def test_bad_arguments(kwargs, message):
-    with pytest.raises(ValueError, match=message):
+def test_bad_arguments(kwargs, error, message):
+    """A wrong type is a TypeError, a wrong value a ValueError (validation.py's vocabulary)."""
+    with pytest.raises(error, match=message):
         data.create_mnist_dataset(**kwargs)
 
 

@@ -14,8 +14,10 @@ def _texts(fig):
 
 
 def test_canvas_and_box_reject_bad_arguments():
-    with pytest.raises(ValueError, match="positive inches"):
+    with pytest.raises(ValueError, match=r"width must be a finite number > 0, got 0\.0\. Fix: pass the size in inches"):
         diagrams.new_canvas(0, 2)
+    with pytest.raises(TypeError, match=r"height must be a number"):
+        diagrams.new_canvas(2, "2")
     fig, ax = diagrams.new_canvas(3, 2)
     with pytest.raises(ValueError, match="role must be one of"):
         diagrams.box(ax, 0, 0, 1, 1, "x", role="nope")
@@ -40,8 +42,8 @@ def test_data_parallel_diagram_has_a_shard_and_a_replica_per_rank():
     assert sum(t.startswith("rank ") for t in texts) == 3
     assert any("AllReduce" in t and "(g0 + g1 + g2) / 3" in t for t in texts)
     plt.close(fig)
-    for bad in (1, 5, "2", True):
-        with pytest.raises(ValueError, match="ranks must be"):
+    for bad, error in ((1, ValueError), (5, ValueError), ("2", TypeError), (True, TypeError)):
+        with pytest.raises(error, match="ranks must be an integer"):
             diagrams.draw_data_parallel(ranks=bad)
 
 
@@ -60,7 +62,7 @@ def test_sink_size_schedule_continues_where_the_last_epoch_stopped():
     assert diagrams._sink_size_schedule(2, -1, 3) == [[0, 1, 2], [0, 1, 2]]
     with pytest.raises(ValueError, match="sink_size must be -1"):
         diagrams._sink_size_schedule(2, 0, 3)
-    with pytest.raises(ValueError, match="epochs must be a positive int"):
+    with pytest.raises(ValueError, match="epochs must be an integer >= 1, got 0"):
         diagrams._sink_size_schedule(0, 2, 3)
     fig = diagrams.draw_sink_size_epochs(epochs=4, sink_size=3, dataset_batches=10)
     texts = _texts(fig)

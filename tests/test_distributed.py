@@ -41,23 +41,26 @@ def processes_with(tag: str) -> list:
 
 
 # --------------------------------------------------------------------------------------- validation (fast)
-@pytest.mark.parametrize("kwargs, message", [
-    ({"script": "no_such_worker.py"}, "does not exist"),
-    ({"script": 42}, "script must be the path"),
-    ({"args": "--steps 4"}, "args must be a list"),
-    ({"args": ["--steps", None]}, "every item of args"),
-    ({"worker_num": 0}, "worker_num must be an int from 1 to 16, got 0"),
-    ({"worker_num": True}, "worker_num must be an int"),
-    ({"worker_num": 2.0}, "worker_num must be an int"),
-    ({"timeout": 0}, "timeout must be a positive number"),
-    ({"timeout": math.nan}, "timeout must be a positive number"),
-    ({"master_port": 80}, "master_port must be an int from 1024 to 65535, got 80"),
-    ({"echo": "yes"}, "echo must be True or False"),
-    ({"env": {"GLOG_v": 2}}, "env must be a dict of str -> str"),
+# One vocabulary (issue 26): a wrong type is a TypeError, a bad value of the right type a ValueError.
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"script": "no_such_worker.py"}, FileNotFoundError, "does not exist"),
+    ({"script": 42}, TypeError, "script must be the path"),
+    ({"args": "--steps 4"}, TypeError, "args must be a list"),
+    ({"args": ["--steps", None]}, TypeError, "every item of args"),
+    ({"worker_num": 0}, ValueError, r"worker_num must be an integer >= 1 and <= 16, got 0\. Fix: pass how many"),
+    ({"worker_num": True}, TypeError, "worker_num must be an integer"),
+    ({"worker_num": 2.0}, TypeError, "worker_num must be an integer"),
+    ({"timeout": 0}, ValueError, r"timeout must be a finite number > 0, got 0\.0\. Fix: e\.g\. timeout=300"),
+    ({"timeout": math.nan}, ValueError, "timeout must be a finite number > 0, got nan"),
+    ({"timeout": "300"}, TypeError, "timeout must be a number"),
+    ({"master_port": 80}, ValueError, "master_port must be an integer >= 1024 and <= 65535, got 80"),
+    ({"echo": "yes"}, TypeError, "echo must be True or False"),
+    ({"env": {"GLOG_v": 2}}, TypeError, "env must be a dict of str -> str"),
+    ({"log_dir": 3}, TypeError, "log_dir must be a folder path"),
 ])
-def test_launch_rejects_bad_arguments_before_starting_anything(kwargs, message):
+def test_launch_rejects_bad_arguments_before_starting_anything(kwargs, error, message):
     call = {"script": WORKER, "args": [], **kwargs}
-    with pytest.raises((ValueError, FileNotFoundError), match=message):
+    with pytest.raises(error, match=message):
         launch(call.pop("script"), **call)
 
 
@@ -139,7 +142,9 @@ def test_malformed_reports_and_bad_kinds_are_errors():
         parse_worker_report('@@report {"rank": 0}\n')
     with pytest.raises(ValueError, match="kind must be a non-empty str without spaces"):
         print_report("model params", rank=0)
-    with pytest.raises(ValueError, match="log_text must be the text"):
+    with pytest.raises(TypeError, match=r"kind must be a non-empty str without spaces, got 3 \(int\)"):
+        print_report(3, rank=0)
+    with pytest.raises(TypeError, match="log_text must be the text"):
         parse_worker_report(b"bytes")
 
 
@@ -179,9 +184,9 @@ def test_parameter_checksum_tells_identical_from_changed_parameters(tmp_path):
     weight = second.fc3.weight
     weight.set_data(ms.Tensor(weight.asnumpy() + np.float32(1e-6)))
     assert parameter_checksum(second)["sha256"] != checksum["sha256"]
-    with pytest.raises(ValueError, match="params must be a network"):
+    with pytest.raises(TypeError, match="params must be a network"):
         parameter_checksum([1, 2])
-    with pytest.raises(ValueError, match="'epoch' is not a numeric array"):
+    with pytest.raises(TypeError, match="'epoch' is not a numeric array"):
         parameter_checksum({"epoch": "3"})
 
 

@@ -41,8 +41,10 @@ def test_cpu_wheel_has_no_gpu_or_ascend():
     ({"device_target": "Ascend"}, RuntimeError,
      r"'Ascend' is not available.*Ascend plugin.*CANN runtime.*Fix: set device_target to 'CPU'"),
     ({"context_mode": "eager"}, ValueError, r"Invalid context_mode: 'eager', should be in \['graph', 'pynative'\]"),
-    ({"device_num": 0}, ValueError, r"Invalid device_num: 0, should be an int >= 1"),
-    ({"seed": -1}, ValueError, r"Invalid seed: -1"),
+    ({"device_num": 0}, ValueError,
+     r"device_num must be an integer >= 1, got 0\. Fix: set the config key device_num to a whole number >= 1"),
+    ({"seed": -1}, ValueError, r"seed must be an integer >= 0, got -1"),
+    ({"seed": "1"}, TypeError, r"seed must be an integer \(>= 0\), got '1' \(str\)"),  # one vocabulary: wrong type
 ])
 def test_bad_values_name_the_key_value_and_allowed(overrides, error, message):
     cfg = load_config().to_dict()

@@ -129,7 +129,7 @@ def test_language_detection_environment_and_zh_folder(toy, monkeypatch, tmp_path
     monkeypatch.chdir(tmp_path / "notebooks")
     set_language(None)
     assert language() == "en"
-    with pytest.raises(ValueError, match="language is one of"):
+    with pytest.raises(ValueError, match="language must be one of"):
         set_language("fr")
 
 

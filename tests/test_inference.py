@@ -61,7 +61,7 @@ def test_top_k_and_summary(net, images):
     np.testing.assert_allclose(probs, np.take_along_axis(result.probabilities, classes, axis=1))
     assert result.summary(limit=2).splitlines()[-1] == "… 3 more"
     assert result.summary().splitlines()[0].startswith(f"  0: {result.names[0]}")
-    with pytest.raises(ValueError, match=r"k must be an int from 1 to the number of classes \(10\), got 11"):
+    with pytest.raises(ValueError, match=r"k must be an integer >= 1 and <= 10, got 11. Fix: pass a k from 1 to "):
         result.top_k(11)
 
 
@@ -76,29 +76,35 @@ def test_predict_restores_training_mode(net, images):
     (np.zeros((2, 1, 32, 32), np.uint8), "images must be floating-point.*got dtype uint8"),
     (np.zeros((2, 3, 32, 32), np.float32), r"\(C, H, W\) = \(1, 32, 32\), got \(3, 32, 32\) \(C is 3, expected 1\)"),
     (np.zeros((2, 1, 28, 28), np.float32), r"got \(1, 28, 28\) \(H is 28, expected 32\)"),
-    (np.zeros((32, 32), np.float32), r"one image \(C, H, W\) or a batch \(N, C, H, W\), got shape \(32, 32\)"),
+    (np.zeros((32, 32), np.float32), r"images must be shaped \(C, H, W\) or \(N, C, H, W\), got shape \(32, 32\)"),
     (np.zeros((0, 1, 32, 32), np.float32), "empty batch"),
     (np.full((1, 1, 32, 32), np.nan, np.float32), "NaN or Inf"),
-    ([[0.0]], "must be a numpy array or a mindspore Tensor.*got list"),
 ])
 def test_predict_rejects_bad_images_before_mindspore(net, bad, message):
     with pytest.raises(ValueError, match=message):
         predict(net, bad)
 
 
-@pytest.mark.parametrize("kwargs,message", [
-    ({"class_names": ("a", "b")}, "class_names has 2 names but the network outputs 10 classes"),
-    ({"class_names": "0123456789"}, "class_names must be a list/tuple of names"),
-    ({"input_shape": (1, 32)}, r"input_shape must be \(C, H, W\)"),
-    ({"batch_size": 0}, "batch_size must be a positive int, got 0"),
+def test_predict_rejects_images_of_the_wrong_type(net):
+    with pytest.raises(TypeError, match=r"images must be a numpy array .*got \[\[0.0\]\] \(list\)"):
+        predict(net, [[0.0]])
+
+
+@pytest.mark.parametrize("kwargs,error,message", [
+    ({"class_names": ("a", "b")}, ValueError, "class_names has 2 names but the network outputs 10 classes"),
+    ({"class_names": "0123456789"}, TypeError, "class_names must be a list/tuple of names"),
+    ({"input_shape": (1, 32)}, ValueError, r"input_shape must be \(C, H, W\)"),
+    ({"input_shape": 32}, TypeError, r"input_shape must be a tuple \(C, H, W\), got 32 \(int\)"),
+    ({"batch_size": 0}, ValueError, "batch_size must be an integer >= 1, got 0"),
+    ({"batch_size": 2.0}, TypeError, r"batch_size must be an integer \(>= 1\), got 2.0 \(float\)"),
 ])
-def test_predict_rejects_bad_arguments(net, images, kwargs, message):
-    with pytest.raises(ValueError, match=message):
+def test_predict_rejects_bad_arguments(net, images, kwargs, error, message):
+    with pytest.raises(error, match=message):
         predict(net, images, **kwargs)
 
 
 def test_predict_needs_a_network(images):
-    with pytest.raises(ValueError, match="net must be a MindSpore network.*got function"):
+    with pytest.raises(TypeError, match=r"net must be a MindSpore network.*\(function\)"):
         predict(lambda x: x, images)
 
 
@@ -185,7 +191,7 @@ def test_graph_eval_cell_lets_model_eval_score_a_mindir(net, images, tmp_path):
     finally:
         ms.set_context(mode=mode)
     assert result == {"accuracy": pytest.approx(top1)}
-    with pytest.raises(ValueError, match="graph must be an nn.GraphCell"):
+    with pytest.raises(TypeError, match=r"graph must be an nn.GraphCell .*, got 'model.mindir' \(str\)"):
         GraphEvalCell("model.mindir")
 
 

@@ -101,22 +101,23 @@ def test_gradient_matches_torch(batch):
     np.testing.assert_allclose(grad, t.grad.numpy(), atol=1e-7)
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"smooth_factor": 1.0}, "smooth_factor must be a float in [0, 1), got 1.0"),
-    ({"smooth_factor": -0.1}, "got -0.1"),
-    ({"smooth_factor": "0.1"}, "got '0.1'"),
-    ({"num_classes": 1}, "num_classes must be an int >= 2, got 1"),
-    ({"num_classes": 2.5}, "got 2.5"),
-    ({"num_classes": True}, "got True"),
-    ({"reduction": "avg"}, "reduction must be one of ('mean', 'sum', 'none'), got 'avg'"),
-    ({"convention": "tf"}, "convention must be one of ('seed', 'pytorch'), got 'tf'"),
-    ({"sparse": "yes"}, "sparse must be True or False, got 'yes'"),
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"smooth_factor": 1.0}, ValueError, "smooth_factor must be a finite number >= 0.0 and < 1.0, got 1.0"),
+    ({"smooth_factor": -0.1}, ValueError, "got -0.1"),
+    ({"smooth_factor": "0.1"}, TypeError, "got '0.1' (str)"),
+    ({"num_classes": 1}, ValueError, "num_classes must be an integer >= 2, got 1"),
+    ({"num_classes": 2.5}, TypeError, "got 2.5 (float)"),
+    ({"num_classes": True}, TypeError, "got True (bool)"),
+    ({"reduction": "avg"}, ValueError, "reduction must be one of ('mean', 'sum', 'none'), got 'avg'"),
+    ({"convention": "tf"}, ValueError, "convention must be one of ('seed', 'pytorch'), got 'tf'"),
+    ({"sparse": "yes"}, TypeError, "sparse must be True or False, got 'yes' (str)"),
 ])
-def test_bad_arguments_are_rejected_with_the_value_and_a_fix(kwargs, message):
-    with pytest.raises(ValueError) as error:
+def test_bad_arguments_are_rejected_with_the_value_and_a_fix(kwargs, error, message):
+    """A wrong type is a TypeError, a wrong value a ValueError (validation.py's vocabulary)."""
+    with pytest.raises(error) as info:
         CrossEntropySmooth(**kwargs)
-    assert message in str(error.value)
-    assert "Fix" in str(error.value)
+    assert message in str(info.value)
+    assert "Fix" in str(info.value)
 
 
 def test_repr_names_the_convention():

@@ -80,8 +80,10 @@ def test_reference_has_torchvision_names_and_parameter_counts(depth):
 def test_reference_rejects_bad_arguments():
     with pytest.raises(ValueError, match="depth must be one of \\[18, 34, 50, 101\\], got 152"):
         build_torch_resnet(152)
-    with pytest.raises(ValueError, match="num_classes must be a positive int, got 0"):
+    with pytest.raises(ValueError, match="num_classes must be an integer >= 1, got 0"):
         build_torch_resnet(18, 0)
+    with pytest.raises(TypeError, match=r"num_classes must be an integer \(>= 1\), got 10\.0 \(float\)"):
+        build_torch_resnet(18, 10.0)
 
 
 @pytest.mark.parametrize("depth, factory", [(18, resnet18), (50, resnet50)])
@@ -304,9 +306,14 @@ def test_the_parity_tolerance_catches_a_wrong_recipe(wrong):
 
 def test_training_steps_validate_the_recipe(torch_resnet18):
     batch = (random_images(0, batch=2), np.zeros(2, np.int32))
-    with pytest.raises(ValueError, match="momentum must be a float in \\[0, 1\\), got 1.5"):
+    with pytest.raises(ValueError, match=r"momentum must be a finite number >= 0 and < 1, got 1\.5\. Fix: e\.g\. "
+                                         r"momentum=0\.9"):
         make_torch_train_step(torch_resnet18, [0.1], momentum=1.5)
-    with pytest.raises(ValueError, match="learning_rates must be a non-empty list with one rate per step, got 0.1"):
+    with pytest.raises(TypeError, match="weight_decay must be a number"):
+        make_torch_train_step(torch_resnet18, [0.1], weight_decay="1e-4")
+    with pytest.raises(ValueError, match=r"learning_rates\[1\] must be a finite number >= 0, got nan"):
+        make_torch_train_step(torch_resnet18, [0.1, float("nan")])
+    with pytest.raises(TypeError, match="learning_rates must be a non-empty list with one rate per step, got 0.1"):
         make_torch_train_step(torch_resnet18, 0.1)
     step = make_torch_train_step(torch_resnet18, [0.0])
     step(*batch)

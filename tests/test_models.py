@@ -97,15 +97,15 @@ def test_lenet_graph_and_pynative_agree_for_same_weights_and_input():
     np.testing.assert_allclose(compiled, eager, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("bad, fragment", [
-    (0, "num_classes must be a positive int, got 0"),
-    (-3, "got -3"),
-    (2.5, "got 2.5"),
-    (True, "got True"),
-    ("10", "got '10'"),
+@pytest.mark.parametrize("bad, error, fragment", [
+    (0, ValueError, "num_classes must be an integer >= 1, got 0"),
+    (-3, ValueError, "got -3"),
+    (2.5, TypeError, "got 2.5 (float)"),
+    (True, TypeError, "got True (bool)"),
+    ("10", TypeError, "got '10' (str)"),
 ])
-def test_lenet_rejects_bad_num_classes(bad, fragment):
-    with pytest.raises(ValueError, match="num_classes") as info:
+def test_lenet_rejects_bad_num_classes(bad, error, fragment):
+    with pytest.raises(error, match="num_classes") as info:
         lenet5(num_classes=bad)
     assert fragment in str(info.value)
     assert "Fix:" in str(info.value)
@@ -115,7 +115,7 @@ def test_lenet_rejects_unknown_init_and_bad_channels():
     with pytest.raises(ValueError) as info:
         lenet5(init="xavier")
     assert "init must be one of ('default', 'seed'), got 'xavier'" in str(info.value)
-    with pytest.raises(ValueError, match="in_channels must be a positive int, got 0"):
+    with pytest.raises(ValueError, match="in_channels must be an integer >= 1, got 0"):
         LeNet5(in_channels=0)
 
 
@@ -262,30 +262,32 @@ def test_blocks_expansion_and_shortcut():
     assert block.conv2.stride == (2, 2) and block.conv1.stride == (1, 1)  # v1.5: stride on 3x3
 
 
-@pytest.mark.parametrize("kwargs, fragment", [
-    ({"num_classes": 0}, "num_classes must be a positive int, got 0"),
-    ({"layer_nums": [2, 2, 2]}, "layer_nums must be a list of 4 values"),
-    ({"layer_nums": [2, 0, 2, 2]}, "layer_nums[1] must be a positive int, got 0"),
-    ({"in_channels": [64, 64, 64, 256]}, "in_channels must be [64] followed by the first three out_channels"),
-    ({"block": nn.Dense}, "block must be ResidualBlockBase or ResidualBlock"),
+@pytest.mark.parametrize("kwargs, error, fragment", [
+    ({"num_classes": 0}, ValueError, "num_classes must be an integer >= 1, got 0"),
+    ({"layer_nums": [2, 2, 2]}, ValueError, "layer_nums must be a list of 4 values"),
+    ({"layer_nums": 4}, TypeError, "layer_nums must be a list of 4 values (one per stage), got 4 (int)"),
+    ({"layer_nums": [2, 0, 2, 2]}, ValueError, "layer_nums[1] must be an integer >= 1, got 0"),
+    ({"in_channels": [64, 64, 64, 256]}, ValueError,
+     "in_channels must be [64] followed by the first three out_channels"),
+    ({"block": nn.Dense}, TypeError, "block must be ResidualBlockBase or ResidualBlock"),
     ({"block": ResidualBlock, "out_channels": [66, 128, 256, 512], "in_channels": [64, 66, 128, 256]},
-     "out_channels[0] must be a multiple of 4"),
-    ({"zero_init_residual": "yes"}, "zero_init_residual must be True or False, got 'yes'"),
+     ValueError, "out_channels[0] must be a multiple of 4"),
+    ({"zero_init_residual": "yes"}, TypeError, "zero_init_residual must be True or False, got 'yes'"),
 ])
-def test_resnet_rejects_bad_arguments(kwargs, fragment):
+def test_resnet_rejects_bad_arguments(kwargs, error, fragment):
     args = {"block": ResidualBlockBase, "layer_nums": [2, 2, 2, 2], "in_channels": [64, 64, 128, 256],
             "out_channels": [64, 128, 256, 512], "strides": [1, 2, 2, 2], "num_classes": 10}
     args.update(kwargs)
-    with pytest.raises(ValueError) as info:
+    with pytest.raises(error) as info:
         ResNet(**args)
     assert fragment in str(info.value)
     assert "Fix:" in str(info.value)
 
 
 def test_resnet_factories_reject_bad_num_classes():
-    with pytest.raises(ValueError, match="num_classes must be a positive int, got -1"):
+    with pytest.raises(ValueError, match="num_classes must be an integer >= 1, got -1"):
         resnet18(num_classes=-1)
-    with pytest.raises(ValueError, match="num_classes must be a positive int, got 1.0"):
+    with pytest.raises(TypeError, match=r"num_classes must be an integer \(>= 1\), got 1.0 \(float\)"):
         resnet50(num_classes=1.0)
 
 

@@ -68,7 +68,7 @@ def test_plot_history_unknown_key_lists_available():
         plotting.plot_history(make_history(), keys=("loss", "miou"))
     with pytest.raises(ValueError, match="none of the keys"):
         plotting.plot_history({"loss": [1.0]})
-    with pytest.raises(ValueError, match="history must be"):
+    with pytest.raises(TypeError, match="history must be"):
         plotting.plot_history([1.0, 2.0])
 
 
@@ -92,7 +92,8 @@ def test_plot_lr_schedule_rejects_bad_values(bad, message):
 
 
 def test_plot_lr_schedule_rejects_bad_steps_per_epoch():
-    with pytest.raises(ValueError, match="steps_per_epoch must be a positive int or None, got 0"):
+    with pytest.raises(ValueError, match=r"steps_per_epoch must be an integer >= 1, got 0\. Fix: pass "
+                                         r"dataset\.get_dataset_size\(\), or None"):
         plotting.plot_lr_schedule([0.1, 0.2], steps_per_epoch=0)
 
 
@@ -157,10 +158,11 @@ def test_plot_bars_labels_each_bar_with_its_value():
     assert ax.get_ylabel() == "seconds" and ax.get_title() == "Step time"
 
 
-@pytest.mark.parametrize("bad, message", [
-    ({}, "non-empty dict"), ([1, 2], "non-empty dict"), ({"a": "fast"}, r"values\['a'\] must be a number"),
-    ({"a": float("inf")}, "not a finite number"),
+@pytest.mark.parametrize("bad, error, message", [
+    ({}, ValueError, "non-empty dict"), ([1, 2], TypeError, "non-empty dict"),
+    ({"a": "fast"}, TypeError, r"values\['a'\] must be a number"),
+    ({"a": float("inf")}, ValueError, "not a finite number"),
 ])
-def test_plot_bars_rejects_bad_values(bad, message):
-    with pytest.raises(ValueError, match=message):
+def test_plot_bars_rejects_bad_values(bad, error, message):
+    with pytest.raises(error, match=message):
         plotting.plot_bars(bad, "t", "s")

@@ -38,24 +38,25 @@ def test_format_op_table():
     lines = format_op_table(rows).splitlines()
     assert lines[0].split() == ["op", "type", "calls", "total", "ms", "avg", "ms", "share"]
     assert lines[1].split() == ["MatMul", "6", "1.50", "0.250", "75.0%"]
-    with pytest.raises(ValueError, match="rows must be OpTime entries"):
+    with pytest.raises(TypeError, match="rows must be OpTime entries"):
         format_op_table([("MatMul", 6)])
 
 
-@pytest.mark.parametrize("args,message", [
-    (("not callable", 3), "step must be a function"),
-    ((lambda: None, 0), "num_steps must be an int >= 1, got 0"),
-    ((lambda: None, 2, 42), "output_dir must be a folder path"),
+@pytest.mark.parametrize("args,error,message", [
+    (("not callable", 3), TypeError, "step must be a function"),
+    ((lambda: None, 0), ValueError, "num_steps must be an integer >= 1, got 0"),
+    ((lambda: None, 2.5), TypeError, r"num_steps must be an integer \(>= 1\), got 2\.5"),
+    ((lambda: None, 2, 42), TypeError, "output_dir must be a folder path"),
 ])
-def test_profile_steps_rejects_bad_arguments(tmp_path, args, message):
+def test_profile_steps_rejects_bad_arguments(tmp_path, args, error, message):
     if len(args) == 2:
         args = (*args, tmp_path)
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(error, match=message):
         profile_steps(*args)
 
 
 def test_op_time_table_errors(tmp_path):
     with pytest.raises(FileNotFoundError, match="is not a finished CPU profile"):
         op_time_table(tmp_path)
-    with pytest.raises(ValueError, match="top must be a positive int"):
+    with pytest.raises(ValueError, match="top must be an integer >= 1, got 0"):
         op_time_table(tmp_path, top=0)

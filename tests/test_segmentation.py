@@ -53,15 +53,15 @@ def test_trains_one_step_on_ignore_labels():
     assert losses[-1] < losses[0]
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"num_classes": 1}, "num_classes must be an int >= 2, got 1"),
-    ({"num_classes": 4.0}, "num_classes must be an int >= 2, got 4.0"),
-    ({"num_classes": True}, "num_classes must be an int >= 2, got True"),
-    ({"in_channels": 0}, "in_channels must be an int >= 1, got 0"),
-    ({"width": "16"}, "width must be an int >= 2, got '16'"),
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"num_classes": 1}, ValueError, "num_classes must be an integer >= 2, got 1. Fix: pass e.g. num_classes=4"),
+    ({"num_classes": 4.0}, TypeError, r"num_classes must be an integer \(>= 2\), got 4.0 \(float\)"),
+    ({"num_classes": True}, TypeError, r"num_classes must be an integer \(>= 2\), got True \(bool\)"),
+    ({"in_channels": 0}, ValueError, "in_channels must be an integer >= 1, got 0"),
+    ({"width": "16"}, TypeError, r"width must be an integer \(>= 2\), got '16' \(str\)"),
 ])
-def test_bad_arguments(kwargs, message):
-    with pytest.raises(ValueError, match=message):
+def test_bad_arguments(kwargs, error, message):
+    with pytest.raises(error, match=message):
         SegmentationFCN(**kwargs)
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(error, match=message):
         segmentation_fcn(**kwargs)

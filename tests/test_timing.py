@@ -11,26 +11,27 @@ from course_lib.perf.timing import HOST_BLOCKING_VARIABLE, time_step_in_subproce
 QUICK = {"model": "lenet5", "batch_size": 8, "image_size": 32, "steps": 2, "warmup": 1}
 
 
-@pytest.mark.parametrize("kwargs, names_value, names_fix", [
-    ({"model": "vgg16"}, r"'vgg16'", r"model='lenet5'"),
-    ({"api": "eager"}, r"'eager'", r"api='graph' or api='jit'"),
-    ({"api": "pynative"}, r"'pynative'", r"api='graph' or api='jit'"),
-    ({"host_blocking": "1"}, r"'1'", r"bool or None"),
-    ({"host_blocking": 1}, r"got 1\.", r"bool or None"),
-    ({"batch_size": 0}, r"got 0", r"e\.g\. 32"),
-    ({"batch_size": 8.0}, r"got 8\.0", r"e\.g\. 32"),
-    ({"batch_size": True}, r"got True", r"e\.g\. 32"),
-    ({"image_size": 28}, r"image_size=28", r"image_size=32"),
-    ({"model": "resnet18", "image_size": 16}, r"got 16", r"image_size=32 or larger"),
-    ({"steps": 0}, r"got 0", r"steps=10"),
-    ({"warmup": -1}, r"got -1", r"warmup=2"),
-    ({"seed": -3}, r"got -3", r"seed=1"),
-    ({"timeout": 0}, r"got 0", r"timeout=600"),
+# One vocabulary (issue 26): a wrong type is a TypeError, a bad value of the right type a ValueError.
+@pytest.mark.parametrize("kwargs, error, names_value, names_fix", [
+    ({"model": "vgg16"}, ValueError, r"'vgg16'", r"model='lenet5'"),
+    ({"api": "eager"}, ValueError, r"'eager'", r"api='graph' or api='jit'"),
+    ({"api": "pynative"}, ValueError, r"'pynative'", r"api='graph' or api='jit'"),
+    ({"host_blocking": "1"}, TypeError, r"'1'", r"bool or None"),
+    ({"host_blocking": 1}, TypeError, r"got 1\.", r"bool or None"),
+    ({"batch_size": 0}, ValueError, r"got 0", r"e\.g\. 32"),
+    ({"batch_size": 8.0}, TypeError, r"got 8\.0", r"e\.g\. 32"),
+    ({"batch_size": True}, TypeError, r"got True", r"e\.g\. 32"),
+    ({"image_size": 28}, ValueError, r"image_size=28", r"image_size=32"),
+    ({"model": "resnet18", "image_size": 16}, ValueError, r"got 16", r"image_size=32 or larger"),
+    ({"steps": 0}, ValueError, r"got 0", r"steps=10"),
+    ({"warmup": -1}, ValueError, r"got -1", r"warmup=2"),
+    ({"seed": -3}, ValueError, r"got -3", r"seed=1"),
+    ({"timeout": 0}, ValueError, r"got 0", r"timeout=600"),
 ])
-def test_bad_inputs_name_the_value_and_the_fix(kwargs, names_value, names_fix):
-    with pytest.raises(ValueError, match=names_value) as error:
+def test_bad_inputs_name_the_value_and_the_fix(kwargs, error, names_value, names_fix):
+    with pytest.raises(error, match=names_value) as caught:
         time_step_in_subprocess(**kwargs)
-    assert re.search(names_fix, str(error.value)), str(error.value)
+    assert re.search(names_fix, str(caught.value)), str(caught.value)
 
 
 def _check_numbers(result):

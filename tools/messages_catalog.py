@@ -33,12 +33,15 @@ class CatalogError(Exception):
 
 
 def extract(package: Path = PACKAGE) -> Catalog:
-    """Every ``_("...")`` literal in ``package`` as a template catalog (locations relative to the repository)."""
+    """Every ``_("...")`` literal in ``package`` (and, for the real package, in ``scripts/``, which speak to the
+    learner through course_lib) as a template catalog; locations relative to the repository."""
     template = Catalog(project="course_lib", domain="course_lib")
-    for filename, lineno, message, comments, context in extract_from_dir(
-            str(package), METHODS, keywords=KEYWORDS, comment_tags=("Translators:",), strip_comment_tags=True):
-        path = Path(package.name) / filename
-        template.add(message, None, [(path.as_posix(), lineno)], auto_comments=comments, context=context)
+    folders = [package] + ([ROOT / "scripts"] if package == PACKAGE else [])
+    for folder in folders:
+        for filename, lineno, message, comments, context in extract_from_dir(
+                str(folder), METHODS, keywords=KEYWORDS, comment_tags=("Translators:",), strip_comment_tags=True):
+            path = Path(folder.name) / filename
+            template.add(message, None, [(path.as_posix(), lineno)], auto_comments=comments, context=context)
     return template
 
 

@@ -27,6 +27,7 @@ import numpy as np
 
 from course_lib import staging as _staging
 from course_lib.paths import DATA_DIR, relative
+from course_lib.i18n import _
 
 DIGITS_SEED = 20240601
 DIGITS_TEST_SIZE = 360
@@ -41,7 +42,10 @@ STAGING_PREFIX = _staging.DATAGEN_PREFIX
 #: The disk space datagen needs, for the free-space check: `du -s data` is 13 MB on a disk with 4 KiB blocks
 #: (6.9 MB of file content in about 1,800 small files).
 EXPECTED_BYTES = 14_000_000
-REGENERATE_HINT = "Regenerate it with `make data` (or `python -m course_lib.data.generate`) from the repository root."
+def regenerate_hint() -> str:
+    """The fix for missing or damaged embedded data, in the learner's language."""
+    return _("Fix: regenerate it with `make data` (or `python -m course_lib.data.generate`) from the repository "
+             "root.")
 
 
 # ---------------------------------------------------------------------------------------------- digits
@@ -95,7 +99,7 @@ def shape_colour(rng, kind, base, colour_hint=True):
     05's small network reach mIoU 0.9 in about a minute on a CPU; without it, telling the shapes apart by
     outline alone takes many times longer.
     """
-    for _ in range(100):
+    for _attempt in range(100):
         if colour_hint:
             colour = rng.uniform(0, 90, size=3)
             colour[kind - 1] = rng.uniform(170, 255)
@@ -117,7 +121,7 @@ def _draw_sample(rng, size=SHAPES_SIZE, colour_hint=True):
     tilt = rng.uniform(-0.6, 0.6, size=(2, 3))
     image = base + yy[..., None] * tilt[0] + xx[..., None] * tilt[1]
     mask = np.zeros((size, size), dtype=np.uint8)
-    for _ in range(rng.integers(1, 4)):
+    for _shape in range(rng.integers(1, 4)):
         kind = int(rng.integers(1, 4))
         cy, cx = rng.uniform(12, size - 12, size=2)
         r = rng.uniform(7, 14)
@@ -157,7 +161,7 @@ def shapes_samples(count: int, seed: int, colour_hint: bool = True):
     from PIL import Image
 
     rng = np.random.default_rng(seed)
-    for _ in range(count):
+    for _sample in range(count):
         image, mask = _draw_sample(rng, colour_hint=colour_hint)
         buf = io.BytesIO()
         Image.fromarray(image, mode="RGB").save(buf, format="PNG", optimize=False)
@@ -211,22 +215,24 @@ def _not_datagens(target: Path) -> list[str]:
         return []
     manifest = target / MANIFEST_NAME
     if not manifest.is_file():
-        return [f"{name} (no {MANIFEST_NAME} says datagen wrote it)" for name in present]
+        return [_("{name} (no {manifest} says datagen wrote it)").format(name=name, manifest=MANIFEST_NAME)
+                for name in present]
     listed = {}
     for line in manifest.read_text(encoding="utf-8", errors="replace").splitlines():
-        digest, _, name = line.partition("  ")
+        digest, _sep, name = line.partition("  ")
         if not name or len(digest) != 64:
-            return [f"{MANIFEST_NAME} (not a datagen manifest: line {line[:60]!r})"]
+            return [_("{manifest} (not a datagen manifest: line {line!r})").format(manifest=MANIFEST_NAME,
+                                                                                    line=line[:60])]
         listed[name] = digest
     found = {p.relative_to(target).as_posix(): p for name in DATASETS if (target / name).exists()
              for p in ([target / name] if (target / name).is_file() else (target / name).rglob("*")) if p.is_file()}
-    problems = [f"{name} (not written by datagen)" for name in sorted(set(found) - set(listed))]
-    problems += [f"{name} (listed in {MANIFEST_NAME}, missing)" for name in sorted(set(listed) - set(found))
-                 if name.split("/")[0] in DATASETS]
-    problems += [f"{name} (changed since datagen wrote it)" for name in sorted(set(found) & set(listed))
-                 if file_digest(found[name]) != listed[name]]
-    problems += [f"{MANIFEST_NAME} (lists {name}, which is not datagen's)" for name in sorted(listed)
-                 if name.split("/")[0] not in DATASETS]
+    problems = [_("{name} (not written by datagen)").format(name=name) for name in sorted(set(found) - set(listed))]
+    problems += [_("{name} (listed in {manifest}, missing)").format(name=name, manifest=MANIFEST_NAME)
+                 for name in sorted(set(listed) - set(found)) if name.split("/")[0] in DATASETS]
+    problems += [_("{name} (changed since datagen wrote it)").format(name=name)
+                 for name in sorted(set(found) & set(listed)) if file_digest(found[name]) != listed[name]]
+    problems += [_("{manifest} (lists {name}, which is not datagen's)").format(manifest=MANIFEST_NAME, name=name)
+                 for name in sorted(listed) if name.split("/")[0] not in DATASETS]
     return problems
 
 
@@ -249,17 +255,18 @@ def generate(target: Path = DATA_DIR, quiet: bool = False) -> Path:
     """
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    clean_stale_staging(target.parent, report=(lambda _: None) if quiet else print)
+    clean_stale_staging(target.parent, report=(lambda _line: None) if quiet else print)
     foreign = _not_datagens(target)
     if foreign:
         shown = "\n  ".join(foreign[:10]) + (f"\n  ... and {len(foreign) - 10} more" if len(foreign) > 10 else "")
         raise DatagenRefused(
-            f"Not writing into {target}: it holds files that datagen did not write, and datagen never replaces "
-            f"them:\n  {shown}\nFix: pass an empty or new folder to --out, or move these files away first.")
-    fix = (f"free at least {_staging.megabytes(EXPECTED_BYTES)} on that disk, or pass another folder with "
-           f"--out (`python -m course_lib.data.generate --out /a/folder/with/space`).")
+            _("Not writing into {target}: it holds files that datagen did not write, and datagen never replaces "
+              "them:\n  {shown}\nFix: pass an empty or new folder to --out, or move these files away first.").format(
+            target=target, shown=shown))
+    fix = _("free at least {size} on that disk, or pass another folder with --out (`python -m "
+            "course_lib.data.generate --out /a/folder/with/space`).").format(size=_staging.megabytes(EXPECTED_BYTES))
     if _staging.shutil_free(target.parent) < EXPECTED_BYTES:
-        raise _staging.DiskFullError("the course's data sets", target.parent, EXPECTED_BYTES, fix)
+        raise _staging.DiskFullError(_("the course's data sets"), target.parent, EXPECTED_BYTES, fix)
     staging = _staging.claim(target.parent, STAGING_PREFIX)
     try:
         write_digits(staging)
@@ -277,12 +284,13 @@ def generate(target: Path = DATA_DIR, quiet: bool = False) -> Path:
     except OSError as error:
         if _staging.is_disk_full(error):
             shutil.rmtree(staging, ignore_errors=True)  # first, so that the message shows the space really free
-            raise _staging.DiskFullError("the course's data sets", target.parent, EXPECTED_BYTES, fix) from None
+            raise _staging.DiskFullError(_("the course's data sets"), target.parent, EXPECTED_BYTES, fix) from None
         raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     if not quiet:
-        print(f"wrote {len(manifest.splitlines())} files under {relative(target)}/ and {MANIFEST_NAME}")
+        print(_("wrote {count} files under {target}/ and {manifest}").format(
+            count=len(manifest.splitlines()), target=relative(target), manifest=MANIFEST_NAME))
     return target
 
 

@@ -11,7 +11,8 @@ import numpy as np
 import mindspore.dataset as ds
 
 from course_lib.paths import scrub_paths
-from course_lib.validation import check_count
+from course_lib.validation import check_bool, check_choice, check_count, check_type, wrong_type
+from course_lib.i18n import _
 
 __all__ = ["Throughput", "measure_throughput", "compare_workers", "expected_steps", "is_batched",
            "sample_fingerprints", "pipeline_error_lines", "pipeline_error_message"]
@@ -20,10 +21,8 @@ _PIPELINE_SECTION = "Dataset Pipeline Error Message"
 
 
 def _check_dataset(dataset):
-    if not isinstance(dataset, ds.Dataset):
-        raise ValueError(f"dataset must be a mindspore.dataset pipeline (e.g. ds.MnistDataset(...).batch(32)), "
-                         f"got {type(dataset).__name__}. Fix: pass the pipeline object itself, not an iterator "
-                         f"or a list of batches.")
+    check_type("dataset", dataset, ds.Dataset, _("a mindspore.dataset pipeline (e.g. ds.MnistDataset(...).batch(32))"),
+               _("pass the pipeline object itself, not an iterator or a list of batches"))
 
 
 def is_batched(dataset) -> bool:
@@ -64,17 +63,17 @@ def measure_throughput(dataset, max_batches=None, warmup_batches=1, column=0) ->
     """
     _check_dataset(dataset)
     if max_batches is not None:
-        max_batches = check_count("max_batches", max_batches, 1, "pass None for the whole epoch, or e.g. 20.")
-    warmup_batches = check_count("warmup_batches", warmup_batches, 0, "use 0 to time everything, 1 to skip start-up.")
+        max_batches = check_count("max_batches", max_batches, 1, _("pass None for the whole epoch, or e.g. 20"))
+    warmup_batches = check_count("warmup_batches", warmup_batches, 0, _("use 0 to time everything, 1 to "
+                                                                        "skip start-up"))
     if not isinstance(column, (str, numbers.Integral)) or isinstance(column, bool):
-        raise ValueError(f"column must be a column index (int) or name (str), got {column!r}. Fix: e.g. 'image'.")
+        raise wrong_type("column", column, _("a column index (int) or name (str)"), _("e.g. 'image'"))
     names = dataset.get_col_names()
-    if isinstance(column, str) and column not in names:
-        raise ValueError(f"column {column!r} is not in this pipeline; its columns are {names}. "
-                         f"Fix: pass one of those names.")
+    if isinstance(column, str):
+        check_choice("column", column, names, _("pass one of the pipeline's column names"))
     if not isinstance(column, str) and not 0 <= column < len(names):
-        raise ValueError(f"column index {column} is out of range for the columns {names}. "
-                         f"Fix: use 0..{len(names) - 1} or a column name.")
+        raise ValueError(_("column index {column} is out of range for the columns {names}. Fix: use "
+                           "0..{last} or a column name.").format(column=column, names=names, last=len(names) - 1))
 
     batched = is_batched(dataset)
     if isinstance(column, str):
@@ -92,9 +91,9 @@ def measure_throughput(dataset, max_batches=None, warmup_batches=1, column=0) ->
             if max_batches is not None and batches >= max_batches:
                 break
     if start is None or batches == 0:
-        raise ValueError(f"the pipeline yielded no rows after the {warmup_batches} warm-up batch(es), so nothing "
-                         f"was timed. Fix: lower warmup_batches, or use a pipeline with more batches "
-                         f"(smaller batch_size).")
+        raise ValueError(_("the pipeline yielded no rows after the {warmup_batches} warm-up batch(es), so nothing "
+                           "was timed. Fix: lower warmup_batches, or use a pipeline with more batches (smaller "
+                           "batch_size).").format(warmup_batches=warmup_batches))
     seconds = time.perf_counter() - start
     iterator.stop()
     return Throughput(samples=samples, batches=batches, seconds=seconds)
@@ -107,18 +106,18 @@ def compare_workers(build_dataset, workers=(1, 2), repeats=2, **measure_kwargs) 
     machine slows all settings alike; the fastest run of each is kept. Returns ``{workers: Throughput}``.
     """
     if not callable(build_dataset):
-        raise ValueError(f"build_dataset must be a function taking num_parallel_workers and returning a pipeline, "
-                         f"got {type(build_dataset).__name__}. Fix: e.g. "
-                         "lambda num_parallel_workers: "
-                         "create_mnist_dataset(num_parallel_workers=num_parallel_workers).")
+        raise wrong_type("build_dataset", build_dataset,
+                         _("a function taking num_parallel_workers and returning a pipeline"),
+                         _("e.g. lambda num_parallel_workers: "
+                           "create_mnist_dataset(num_parallel_workers=num_parallel_workers)"))
     workers = tuple(workers)
     if not workers:
-        raise ValueError("workers is empty. Fix: pass the worker counts to compare, e.g. (1, 2).")
+        raise ValueError(_("workers is empty. Fix: pass the worker counts to compare, e.g. (1, 2)."))
     for value in workers:
-        check_count("each entry of workers", value, 1, "worker counts are positive ints such as 1 or 2.")
-    repeats = check_count("repeats", repeats, 1, "e.g. repeats=2 (best of two runs).")
+        check_count("each entry of workers", value, 1, _("worker counts are positive ints such as 1 or 2"))
+    repeats = check_count("repeats", repeats, 1, _("e.g. repeats=2 (best of two runs)"))
     best = {}
-    for _ in range(repeats):
+    for _repeat in range(repeats):
         for count in workers:
             result = measure_throughput(build_dataset(num_parallel_workers=count), **measure_kwargs)
             if count not in best or result.samples_per_second > best[count].samples_per_second:
@@ -133,12 +132,11 @@ def expected_steps(num_samples, batch_size, drop_remainder=False, repeat_count=1
     start of the data, so all ranks run the same number of steps); ``batch`` then makes ``floor`` (dropping the
     last partial batch) or ``ceil`` batches, and ``repeat`` multiplies.
     """
-    num_samples = check_count("num_samples", num_samples, 0, "pass the number of samples in the data set.")
-    batch_size = check_count("batch_size", batch_size, 1, "e.g. 32.")
-    repeat_count = check_count("repeat_count", repeat_count, 1, "e.g. 1 (one pass).")
-    num_shards = check_count("num_shards", num_shards, 1, "1 for one process, the group size for data parallel.")
-    if not isinstance(drop_remainder, bool):
-        raise ValueError(f"drop_remainder must be True or False, got {drop_remainder!r}.")
+    num_samples = check_count("num_samples", num_samples, 0, _("pass the number of samples in the data set"))
+    batch_size = check_count("batch_size", batch_size, 1, _("e.g. 32"))
+    repeat_count = check_count("repeat_count", repeat_count, 1, _("e.g. 1 (one pass)"))
+    num_shards = check_count("num_shards", num_shards, 1, _("1 for one process, the group size for data parallel"))
+    drop_remainder = check_bool("drop_remainder", drop_remainder)
     per_shard = math.ceil(num_samples / num_shards)
     batches = per_shard // batch_size if drop_remainder else math.ceil(per_shard / batch_size)
     return batches * repeat_count
@@ -151,9 +149,7 @@ def sample_fingerprints(dataset, column="image") -> list:
     """
     _check_dataset(dataset)
     names = dataset.get_col_names()
-    if column not in names:
-        raise ValueError(f"column {column!r} is not in this pipeline; its columns are {names}. "
-                         f"Fix: pass one of those names.")
+    check_choice("column", column, names, _("pass one of the pipeline's column names"))
     batched = is_batched(dataset)
     prints = []
     for row in dataset.create_dict_iterator(num_epochs=1, output_numpy=True):

@@ -1,4 +1,6 @@
 """Exercises of lesson 05 (eval networks, eval_indexes, Metric.set_indexes, mIoU)."""
+import re
+
 import numpy as np
 
 from course_lib.exercises import Incorrect, exercise, expect, expect_close, expect_type
@@ -7,6 +9,9 @@ from course_lib.i18n import N_, _
 #: 05.1: what the learner's eval network returns, in this order.
 REORDERED_OUTPUTS = ("logits", "label", "loss")
 NUM_CLASSES = 4
+
+#: Where a course_lib message's fix starts, in English ("Fix:") or in Chinese (escaped here).
+_FIX = re.compile(r" Fix:| ?\u4fee\u6b63\uff1a")
 
 
 def _model_with_eval_indexes(eval_indexes):
@@ -78,7 +83,7 @@ def check_set_indexes(answer):
     except ValueError as error:
         raise Incorrect(_("With eval_indexes=None every metric receives (loss, logits, label), and one of yours "
                           "failed: {message} Make each metric pick the outputs it needs.")
-                        .format(message=str(error).splitlines()[0].split(' Fix:')[0])) from None
+                        .format(message=_FIX.split(str(error).splitlines()[0])[0])) from None
     expect_close(answer["loss"].eval(), loss, _("The loss your Loss metric reports"),
                  hint=_("It should read output 0 of (loss, logits, label)."))
     expect_close(answer["miou"].eval(), miou, _("The mIoU your MIoU metric reports"),

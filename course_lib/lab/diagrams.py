@@ -7,6 +7,9 @@ Add a diagram as a function ``draw_<what>()`` at the end of this file, with a te
 import matplotlib.pyplot as plt
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
+from course_lib.i18n import _
+from course_lib.validation import check_int, check_real
+
 #: Same resolution as course_lib.lab.plotting: sharp on screen, light in an executed notebook.
 DIAGRAM_DPI = 72
 
@@ -23,8 +26,8 @@ COLORS = {
 
 def new_canvas(width: float, height: float, title: str = ""):
     """A figure of ``width`` x ``height`` inches whose axes use the same units (inches), without ticks."""
-    if not (width > 0 and height > 0):
-        raise ValueError(f"width and height must be positive inches, got {width!r} x {height!r}.")
+    width = check_real("width", width, 0, low_open=True, fix=_("pass the size in inches, e.g. 6"))
+    height = check_real("height", height, 0, low_open=True, fix=_("pass the size in inches, e.g. 4"))
     fig, ax = plt.subplots(figsize=(width, height), dpi=DIAGRAM_DPI)
     ax.set_xlim(0, width)
     ax.set_ylim(0, height)
@@ -38,7 +41,7 @@ def new_canvas(width: float, height: float, title: str = ""):
 def box(ax, x, y, width, height, text="", role="neutral", fontsize=9, text_va="center", **kwargs):
     """A rounded box with its lower-left corner at (x, y); ``role`` picks the fill colour from COLORS."""
     if role not in COLORS:
-        raise ValueError(f"role must be one of {sorted(COLORS)}, got {role!r}.")
+        raise ValueError(_("role must be one of {colors}, got {role!r}.").format(colors=sorted(COLORS), role=role))
     patch = FancyBboxPatch((x, y), width, height, boxstyle="round,pad=0.02,rounding_size=0.08",
                            facecolor=COLORS[role], edgecolor="#555555", linewidth=1.0, **kwargs)
     ax.add_patch(patch)
@@ -82,8 +85,7 @@ def draw_model_wrappers():
 
 def draw_data_parallel(ranks: int = 2):
     """Lesson 08: data parallel (数据并行): one shard per rank, one replica per rank, AllReduce of the gradients."""
-    if isinstance(ranks, bool) or not isinstance(ranks, int) or not 2 <= ranks <= 4:
-        raise ValueError(f"ranks must be an int from 2 to 4, got {ranks!r}.")
+    ranks = check_int("ranks", ranks, 2, 4)
     col = 2.6
     width = 0.4 + col * ranks
     fig, ax = new_canvas(width, 4.8, f"Data parallel on {ranks} ranks")
@@ -129,11 +131,12 @@ def _sink_size_schedule(epochs: int, sink_size: int, dataset_batches: int) -> li
     """The batch numbers each epoch trains on with ``Model.train(epochs, data, dataset_sink_mode=True,
     sink_size=sink_size)`` on Ascend/GPU: one stream of batches, pass after pass; each epoch takes the next
     ``sink_size`` of them (``sink_size=-1``: each epoch is one whole pass)."""
-    for name, value in (("epochs", epochs), ("dataset_batches", dataset_batches)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive int, got {value!r}.")
-    if isinstance(sink_size, bool) or not isinstance(sink_size, int) or not (sink_size == -1 or sink_size > 0):
-        raise ValueError(f"sink_size must be -1 (whole data set) or a positive int, got {sink_size!r}.")
+    epochs = check_int("epochs", epochs, 1)
+    dataset_batches = check_int("dataset_batches", dataset_batches, 1)
+    sink_size = check_int("sink_size", sink_size, -1, fix=_("pass -1 (whole data set) or a positive int"))
+    if sink_size == 0:
+        raise ValueError(_("sink_size must be -1 (whole data set) or a positive int, got {sink_size!r}.").format(
+            sink_size=sink_size))
     per_epoch = dataset_batches if sink_size == -1 else sink_size
     return [[(epoch * per_epoch + i) % dataset_batches for i in range(per_epoch)] for epoch in range(epochs)]
 

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from course_lib.data.stats import pipeline_error_message
+from course_lib.i18n import _
 from course_lib.paths import scrub_paths
 
 def error_summary(error: BaseException, max_lines: int = 4) -> str:
@@ -48,10 +49,13 @@ def show_source(obj, *needles: str) -> None:
         lines, first = inspect.getsourcelines(obj)
         source_file = inspect.getsourcefile(obj)
     except (TypeError, OSError) as error:
-        raise TypeError(f"show_source: no Python source for {obj!r} ({error}). Fix: pass a function, class or method "
-                        "defined in a .py file (not a builtin or a C++ operator).") from None
-    if any(not isinstance(needle, str) or not needle for needle in needles):
-        raise TypeError(f"show_source: needles must be non-empty strings, got {needles!r}.")
+        raise TypeError(_("show_source: no Python source for {obj!r} ({error}). Fix: pass a function, class or "
+                          "method defined in a .py file (not a builtin or a C++ operator).").format(
+                              obj=obj, error=error)) from None
+    if any(not isinstance(needle, str) for needle in needles):
+        raise TypeError(_("show_source: needles must be non-empty strings, got {needles!r}.").format(needles=needles))
+    if any(not needle for needle in needles):
+        raise ValueError(_("show_source: needles must be non-empty strings, got {needles!r}.").format(needles=needles))
     print(f"{_source_label(source_file)} ({obj.__qualname__})")
     for number, line in enumerate(lines, start=first):
         if not needles or any(needle in line for needle in needles):
@@ -67,14 +71,15 @@ def gpu_plugin_needs(plugin_dir) -> str:
     """
     if not sys.platform.startswith("linux"):
         system = {"darwin": "macOS", "win32": "Windows"}.get(sys.platform, sys.platform)
-        return (f"GPU plugin: none on {system}. MindSpore's wheels for {system} are CPU-only (no GPU or Ascend "
-                f"plugin), and ldd, which lists a library's missing dependencies, is a Linux tool.")
+        return _("GPU plugin: none on {system}. MindSpore's wheels for {system} are CPU-only (no GPU or Ascend "
+                 "plugin), and ldd, which lists a library's missing dependencies, is a Linux tool.").format(
+                     system=system)
     plugins = sorted(Path(plugin_dir).glob("libmindspore_gpu.so.*"))
     if not plugins:
-        return f"GPU plugin: none in {scrub_paths(str(plugin_dir))} (this wheel is CPU-only)."
+        return _("GPU plugin: none in {folder} (this wheel is CPU-only).").format(folder=scrub_paths(str(plugin_dir)))
     listing = subprocess.run(["ldd", str(plugins[-1])], capture_output=True, text=True, check=False).stdout
     missing = sorted(line.split()[0] for line in listing.splitlines() if "not found" in line)
-    return f"GPU plugin needs, not found: {missing}"
+    return _("GPU plugin needs, not found: {missing}").format(missing=missing)
 
 
 @contextlib.contextmanager
@@ -90,7 +95,7 @@ def show_error(*expected: type, max_lines: int = 4):
     except expected as error:  # noqa: PERF203 - the point is to catch it
         print(error_summary(error, max_lines=max_lines))
     else:
-        raise AssertionError("The block was expected to raise an error but finished without one.")
+        raise AssertionError(_("The block was expected to raise an error but finished without one."))
 
 
 class Timer:
@@ -122,4 +127,4 @@ def show_pipeline_error(*expected: type, max_lines: int = 3):
     except expected as error:
         print(pipeline_error_message(error, max_lines=max_lines))
     else:
-        raise AssertionError("The block was expected to raise an error but finished without one.")
+        raise AssertionError(_("The block was expected to raise an error but finished without one."))

@@ -9,6 +9,7 @@ Only the Python logger is captured; the C++ side (glog) writes straight to the p
 import contextlib
 import logging
 
+from course_lib.i18n import _
 from course_lib.paths import scrub_paths
 
 __all__ = ["capture_mindspore_log", "LEVELS"]
@@ -33,7 +34,8 @@ def capture_mindspore_log(level: str = "WARNING"):
     The logger's own level and handlers are restored afterwards, so ``GLOG_v`` applies again.
     """
     if level not in LEVELS:
-        raise ValueError(f"level must be one of {LEVELS}, got {level!r}. Fix: e.g. level='WARNING'.")
+        raise ValueError(_("level must be one of {levels}, got {level!r}. Fix: e.g. level='WARNING'.").format(
+            levels=LEVELS, level=level))
     from mindspore import log as ms_log
 
     # MindSpore exposes no public handle on its logger object; _get_logger() is how its own modules reach it.

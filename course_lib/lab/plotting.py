@@ -13,6 +13,9 @@ from matplotlib.colors import ListedColormap
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
+from course_lib.i18n import _
+from course_lib.validation import check_int
+
 #: Resolution of every figure made here: sharp enough on screen, small enough for a notebook under 2 MB.
 FIGURE_DPI = 72
 
@@ -29,7 +32,8 @@ def _to_numpy(name: str, value) -> np.ndarray:
     try:
         return np.asarray(value)
     except (TypeError, ValueError) as error:
-        raise ValueError(f"{name} must be array-like, got {type(value).__name__}: {error}") from None
+        raise TypeError(_("{name} must be array-like, got {value_type}: {error}").format(
+            name=name, value_type=type(value).__name__, error=error)) from None
 
 
 def _images_to_hwc(images) -> np.ndarray:
@@ -47,13 +51,14 @@ def _images_to_hwc(images) -> np.ndarray:
         array = array[..., 0]
     if not ((array.ndim == 3) or (array.ndim == 4 and array.shape[-1] == 3)):
         raise ValueError(
-            f"images must be a batch shaped (N, C, H, W) or (N, H, W, C) with C = 1 or 3, or (N, H, W), "
-            f"got shape {tuple(array.shape)}. Fix: for a single image add a batch axis, e.g. image[None]."
+            _("images must be a batch shaped (N, C, H, W) or (N, H, W, C) with C = 1 or 3, or (N, H, W), got shape "
+              "{array_shape}. Fix: for a single image add a batch axis, e.g. image[None].").format(
+                  array_shape=tuple(array.shape))
         )
     if array.shape[0] == 0:
-        raise ValueError("images is an empty batch (N = 0). Fix: pass at least one image.")
+        raise ValueError(_("images is an empty batch (N = 0). Fix: pass at least one image."))
     if not np.all(np.isfinite(array)):
-        raise ValueError("images contain NaN or Inf values. Fix: check the data pipeline or the model output.")
+        raise ValueError(_("images contain NaN or Inf values. Fix: check the data pipeline or the model output."))
     axes = tuple(range(1, array.ndim))
     low = array.min(axis=axes, keepdims=True)
     span = array.max(axis=axes, keepdims=True) - low
@@ -79,13 +84,14 @@ def _history_to_dict(history) -> dict:
         known = {"step_loss", "epoch_loss", "epochs", "metrics", "steps_per_epoch"}
         if not known & set(history):
             raise ValueError(
-                f"history dict has none of the keys {sorted(known)}, got {sorted(history)}. "
-                "Fix: pass a course_lib.train.callbacks.LossRecorder or its as_dict()."
+                _("history dict has none of the keys {known}, got {history}. Fix: pass a "
+                  "course_lib.train.callbacks.LossRecorder or its as_dict().").format(
+                      known=sorted(known), history=sorted(history))
             )
         return dict(history)
-    raise ValueError(
-        f"history must be a course_lib.train.callbacks.LossRecorder, its as_dict(), or mindspore.train.History, "
-        f"got {type(history).__name__}."
+    raise TypeError(
+        _("history must be a course_lib.train.callbacks.LossRecorder, its as_dict(), or mindspore.train.History, "
+          "got {history_type}.").format(history_type=type(history).__name__)
     )
 
 
@@ -105,12 +111,14 @@ def plot_history(history, keys=("loss",)):
     metrics = data.get("metrics") or {}
     available = (["loss"] if (step_loss or epoch_loss) else []) + sorted(metrics)
     if not keys:
-        raise ValueError(f"keys is empty. Fix: pass names to plot, available: {available}.")
+        raise ValueError(_("keys is empty. Fix: pass names to plot, available: {available}.").format(
+            available=available))
     missing = [key for key in keys if key not in available]
     if missing:
         raise ValueError(
-            f"history has no values for {missing}; available: {available}. "
-            "Fix: pick from the available names (metrics appear once EvalCallback or LossRecorder.record ran)."
+            _("history has no values for {missing}; available: {available}. Fix: pick from the available names "
+              "(metrics appear once EvalCallback or LossRecorder.record ran).").format(
+                  missing=missing, available=available)
         )
     fig, axes = plt.subplots(1, len(keys), figsize=(4.2 * len(keys), 3.0), dpi=FIGURE_DPI, squeeze=False)
     for ax, key in zip(axes.flat, keys):
@@ -152,18 +160,15 @@ def plot_lr_schedule(lrs, steps_per_epoch=None, title=None):
     values = _to_numpy("lrs", lrs).astype(np.float64)
     if values.ndim != 1 or values.size == 0:
         raise ValueError(
-            f"lrs must be a non-empty 1-D sequence (one learning rate per step), got shape {tuple(values.shape)}. "
-            "Fix: pass the list returned by a schedule, e.g. course_lib.train.schedules.*."
+            _("lrs must be a non-empty 1-D sequence (one learning rate per step), got shape {values_shape}. Fix: "
+              "pass the list returned by a schedule, e.g. course_lib.train.schedules.*.").format(
+                  values_shape=tuple(values.shape))
         )
     if not np.all(np.isfinite(values)):
-        raise ValueError("lrs contains NaN or Inf. Fix: check the schedule's parameters.")
-    if steps_per_epoch is not None and (
-        isinstance(steps_per_epoch, bool) or not isinstance(steps_per_epoch, int) or steps_per_epoch <= 0
-    ):
-        raise ValueError(
-            f"steps_per_epoch must be a positive int or None, got {steps_per_epoch!r}. "
-            "Fix: pass dataset.get_dataset_size()."
-        )
+        raise ValueError(_("lrs contains NaN or Inf. Fix: check the schedule's parameters."))
+    if steps_per_epoch is not None:
+        steps_per_epoch = check_int("steps_per_epoch", steps_per_epoch, 1,
+                                    fix=_("pass dataset.get_dataset_size(), or None"))
     fig, ax = plt.subplots(figsize=(5.0, 2.8), dpi=FIGURE_DPI)
     ax.plot(np.arange(values.size), values, lw=1.5)
     if steps_per_epoch is not None:
@@ -185,13 +190,14 @@ def _masks(name: str, masks, count: int | None = None, spatial=None) -> np.ndarr
         array = array.argmax(axis=1)
     if array.ndim != 3:
         raise ValueError(
-            f"{name} must be class masks shaped (N, H, W) (or (N, K, H, W) scores), got shape "
-            f"{tuple(array.shape)}. Fix: for a single mask add a batch axis, e.g. mask[None]."
+            _("{name} must be class masks shaped (N, H, W) (or (N, K, H, W) scores), got shape {array_shape}. Fix: "
+              "for a single mask add a batch axis, e.g. mask[None].").format(name=name, array_shape=tuple(array.shape))
         )
     if count is not None and (array.shape[0] != count or array.shape[1:] != spatial):
         raise ValueError(
-            f"{name} shape {tuple(array.shape)} does not match the images: expected ({count}, "
-            f"{spatial[0]}, {spatial[1]}). Fix: pass masks of the same batch and size as the images."
+            _("{name} shape {array_shape} does not match the images: expected ({count}, {height}, {width}). "
+              "Fix: pass masks of the same batch and size as the images.").format(
+                  name=name, array_shape=tuple(array.shape), count=count, height=spatial[0], width=spatial[1])
         )
     return array.astype(np.int64)
 
@@ -211,15 +217,18 @@ def plot_segmentation(images, labels, preds=None, class_names=None, ignore_label
     if class_names is not None:
         if len(class_names) < num_classes:
             raise ValueError(
-                f"class_names has {len(class_names)} names but the masks contain class {num_classes - 1}. "
-                "Fix: pass one name per class (e.g. course_lib.data.datasets.SHAPES_CLASSES)."
+                _("class_names has {n_class_names} names but the masks contain class {max_class}. Fix: pass "
+                  "one name per class (e.g. course_lib.data.datasets.SHAPES_CLASSES).").format(
+                      n_class_names=len(class_names), max_class=num_classes - 1)
             )
         num_classes = len(class_names)
     if num_classes > len(_CLASS_COLORS):
-        raise ValueError(f"plot_segmentation colours at most {len(_CLASS_COLORS)} classes, got {num_classes}.")
+        raise ValueError(_("plot_segmentation colours at most {n_class_colors} classes, got {num_classes}.").format(
+            n_class_colors=len(_CLASS_COLORS), num_classes=num_classes))
     negative = [int(v) for v in np.unique(truth) if v < 0 and v != ignore_label]
     if negative:
-        raise ValueError(f"labels contain negative classes {negative}. Fix: mark unlabelled pixels {ignore_label}.")
+        raise ValueError(_("labels contain negative classes {negative}. Fix: mark unlabelled pixels "
+                           "{ignore_label}.").format(negative=negative, ignore_label=ignore_label))
     # Palette index num_classes is white and stands for "ignore".
     palette = ListedColormap(list(_CLASS_COLORS[:num_classes]) + [(1.0, 1.0, 1.0)])
 
@@ -252,10 +261,15 @@ def plot_segmentation(images, labels, preds=None, class_names=None, ignore_label
 
 def plot_bars(values, title, ylabel):
     """Bar chart of named measurements (e.g. seconds per configuration), each bar labelled with its value."""
-    if not isinstance(values, Mapping) or not values:
+    if not isinstance(values, Mapping):
+        raise TypeError(
+            _("values must be a non-empty dict of name -> number, got {values!r}. Fix: e.g. plot_bars({{'graph': "
+              "1.2, 'pynative': 3.4}}, 'Step time', 'seconds').").format(values=values)
+        )
+    if not values:
         raise ValueError(
-            f"values must be a non-empty dict of name -> number, got {values!r}. "
-            "Fix: e.g. plot_bars({'graph': 1.2, 'pynative': 3.4}, 'Step time', 'seconds')."
+            _("values must be a non-empty dict of name -> number, got {values!r}. Fix: e.g. plot_bars({{'graph': "
+              "1.2, 'pynative': 3.4}}, 'Step time', 'seconds').").format(values=values)
         )
     names = [str(name) for name in values]
     numbers = []
@@ -263,9 +277,11 @@ def plot_bars(values, title, ylabel):
         try:
             number = float(value)
         except (TypeError, ValueError):
-            raise ValueError(f"values[{name!r}] must be a number, got {value!r}.") from None
+            raise TypeError(_("values[{name!r}] must be a number, got {value!r}.").format(
+                name=name, value=value)) from None
         if not math.isfinite(number):
-            raise ValueError(f"values[{name!r}] is {number}, not a finite number. Fix: re-run the measurement.")
+            raise ValueError(_("values[{name!r}] is {number}, not a finite number. Fix: re-run the "
+                               "measurement.").format(name=name, number=number))
         numbers.append(number)
     fig, ax = plt.subplots(figsize=(max(3.5, 0.9 * len(names) + 1.5), 3.0), dpi=FIGURE_DPI)
     bars = ax.bar(names, numbers, color=[_CLASS_COLORS[i % len(_CLASS_COLORS)] for i in range(len(names))])

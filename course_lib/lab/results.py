@@ -4,6 +4,7 @@ import json
 import math
 from pathlib import Path
 
+from course_lib.i18n import _
 from course_lib.paths import PROJECT_ROOT
 
 __all__ = ["BENCHMARK_RESULTS", "run_seconds", "run_time"]
@@ -29,10 +30,18 @@ def _notebook_records(results) -> list:
     return found
 
 
+def _check_notebook(notebook) -> None:
+    if not isinstance(notebook, str):
+        raise TypeError(_("notebook must be a notebook's file stem such as '03_model_train_eval', got "
+                          "{notebook!r}.").format(notebook=notebook))
+    if not notebook or "/" in notebook:
+        raise ValueError(_("notebook must be a notebook's file stem such as '03_model_train_eval', got "
+                           "{notebook!r}.").format(notebook=notebook))
+
+
 def run_seconds(notebook: str, results_path=None) -> float | None:
     """A lesson's run time in seconds as `make bench-notebooks` last measured it (benchmarks/results.json), or None."""
-    if not isinstance(notebook, str) or not notebook or "/" in notebook:
-        raise ValueError(f"notebook must be a notebook's file stem such as '03_model_train_eval', got {notebook!r}.")
+    _check_notebook(notebook)
     record = _last_record(notebook.removesuffix(".ipynb"), results_path)
     return None if record is None else float(record["seconds"])
 
@@ -55,12 +64,11 @@ def run_time(notebook: str, results_path=None) -> str:
     ``notebook`` is the file's stem, e.g. ``"03_model_train_eval"``. The number comes from
     benchmarks/results.json, so prose never carries a typed-in timing that the machine contradicts.
     """
-    if not isinstance(notebook, str) or not notebook or "/" in notebook:
-        raise ValueError(f"notebook must be a notebook's file stem such as '03_model_train_eval', got {notebook!r}.")
+    _check_notebook(notebook)
     stem = notebook.removesuffix(".ipynb")
     record = _last_record(stem, results_path)
     if record is None:
-        return f"Run time of {stem}: not measured yet (run `make bench-notebooks`)."
-    where = f" on {record['cpu']}" if record.get("cpu") else ""
-    return (f"Run time of {stem}: about {math.ceil(float(record['seconds']))} s{where} "
-            f"(measured by `make bench-notebooks`; yours may differ).")
+        return _("Run time of {stem}: not measured yet (run `make bench-notebooks`).").format(stem=stem)
+    where = _(" on {cpu}").format(cpu=record["cpu"]) if record.get("cpu") else ""
+    return _("Run time of {stem}: about {seconds} s{where} (measured by `make bench-notebooks`; yours may "
+             "differ).").format(stem=stem, seconds=math.ceil(float(record["seconds"])), where=where)

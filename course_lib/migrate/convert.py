@@ -6,10 +6,14 @@ checks every name and shape, and loads it. The PyTorch reference network is ``co
 
 torch is optional for the course: this module imports it only inside the functions that need it.
 """
+import numbers
 import re
 from collections.abc import Mapping
 
 import numpy as np
+
+from course_lib.i18n import _
+from course_lib.validation import check_int, check_real
 
 __all__ = [
     "RESNET_LAYOUTS", "torch_to_mindspore_name", "map_state_dict", "convert_torch_state_dict",
@@ -72,9 +76,10 @@ def require_torch(lesson="Lesson 07"):
         import torch
     except ImportError:
         raise OptionalInstallMissing(
-            f"{lesson} compares MindSpore with PyTorch, an optional install that this environment does not have. "
-            f"The cells below need it, so the run stops here. {TORCH_INSTALL_HINT} Without it you can still "
-            "read the lesson: its saved outputs show every result.") from None
+            _("{lesson} compares MindSpore with PyTorch, an optional install that this environment does not have. "
+              "The cells below need it, so the run stops here. {torch_install_hint} Without it you can still read "
+              "the lesson: its saved outputs show every result.").format(
+                  lesson=lesson, torch_install_hint=TORCH_INSTALL_HINT)) from None
     return torch
 
 
@@ -89,19 +94,22 @@ def torch_to_mindspore_name(name: str):
     solution, also in solutions/lesson_07.py), recipes/pytorch_resnet_to_mindspore.py.
     """
     if not isinstance(name, str):
-        raise TypeError(f"name must be a str such as 'layer1.0.conv1.weight', got {type(name).__name__}.")
+        raise TypeError(_("name must be a str such as 'layer1.0.conv1.weight', got {name_type}.").format(
+            name_type=type(name).__name__))
     match = _TENSOR_NAME.match(name)
     if match is None:
-        raise ValueError(f"{name!r} is not a PyTorch tensor name of the form 'module.path.leaf'. "
-                         "Fix: pass keys of model.state_dict(), e.g. 'layer1.0.conv1.weight'.")
+        raise ValueError(_("{name!r} is not a PyTorch tensor name of the form 'module.path.leaf'. Fix: pass keys "
+                           "of model.state_dict(), e.g. 'layer1.0.conv1.weight'.").format(name=name))
     module, leaf = match["module"], match["leaf"]
     if leaf in SKIPPED_LEAF_NAMES:
         return None
     is_batchnorm = _BATCHNORM_MODULE.search(module) is not None or leaf in ("running_mean", "running_var")
     if is_batchnorm:
         if leaf not in BATCHNORM_LEAF_NAMES:
-            raise ValueError(f"{name!r}: BatchNorm tensor {leaf!r} has no MindSpore counterpart; known: "
-                             f"{sorted(BATCHNORM_LEAF_NAMES)} (and {SKIPPED_LEAF_NAMES[0]!r}, which is skipped).")
+            raise ValueError(_("{name!r}: BatchNorm tensor {leaf!r} has no MindSpore counterpart; known: "
+                               "{batchnorm_leaf_names} (and {skipped_leaf_names!r}, which is skipped).").format(
+                                   name=name, leaf=leaf, batchnorm_leaf_names=sorted(BATCHNORM_LEAF_NAMES),
+                                   skipped_leaf_names=SKIPPED_LEAF_NAMES[0]))
         leaf = BATCHNORM_LEAF_NAMES[leaf]
     ms_module = ".".join(MODULE_NAMES.get(part, part) for part in module.split("."))
     return f"{ms_module}.{leaf}"
@@ -115,8 +123,9 @@ def _to_numpy(value, name):
         return value.detach().cpu().numpy()
     if hasattr(value, "asnumpy"):
         return value.asnumpy()
-    raise TypeError(f"state_dict[{name!r}] must be a torch tensor or numpy array, got {type(value).__name__}. "
-                    "Fix: pass model.state_dict() or torch.load(path, map_location='cpu').")
+    raise TypeError(_("state_dict[{name!r}] must be a torch tensor or numpy array, got {value_type}. Fix: pass "
+                      "model.state_dict() or torch.load(path, map_location='cpu').").format(
+                          name=name, value_type=type(value).__name__))
 
 
 def _listed(items):
@@ -135,11 +144,12 @@ def map_state_dict(state_dict: Mapping, net) -> dict:
     Copy held equal by tests/test_technique_agreement.py: recipes/pytorch_resnet_to_mindspore.py.
     """
     if not isinstance(state_dict, Mapping):
-        raise TypeError(f"state_dict must be a mapping of name -> tensor, got {type(state_dict).__name__}. "
-                        "Fix: pass model.state_dict() or torch.load(path, map_location='cpu').")
+        raise TypeError(_("state_dict must be a mapping of name -> tensor, got {state_dict_type}. Fix: pass "
+                          "model.state_dict() or torch.load(path, map_location='cpu').").format(
+                              state_dict_type=type(state_dict).__name__))
     if not hasattr(net, "parameters_dict"):
-        raise TypeError(f"net must be a mindspore.nn.Cell such as course_lib.models.resnet50(10), "
-                        f"got {type(net).__name__}.")
+        raise TypeError(_("net must be a mindspore.nn.Cell such as course_lib.models.resnet50(10), got "
+                          "{net_type}.").format(net_type=type(net).__name__))
     ms_params = net.parameters_dict()
     mapped, unmapped, mismatched, duplicates = {}, [], [], []
     mismatched_names = set()
@@ -167,22 +177,25 @@ def map_state_dict(state_dict: Mapping, net) -> dict:
     missing = [name for name in ms_params if name not in mapped and name not in mismatched_names]
     problems = []
     if unmapped:
-        problems.append(f"{len(unmapped)} PyTorch key(s) with no MindSpore parameter:\n{_listed(unmapped)}")
+        problems.append(_("{count} PyTorch key(s) with no MindSpore parameter:\n{listed}").format(
+            count=len(unmapped), listed=_listed(unmapped)))
     if missing:
-        problems.append(f"{len(missing)} MindSpore parameter(s) not in the state dict:\n{_listed(missing)}")
+        problems.append(_("{count} MindSpore parameter(s) not in the state dict:\n{listed}").format(
+            count=len(missing), listed=_listed(missing)))
     if mismatched:
-        problems.append(f"{len(mismatched)} shape mismatch(es) (PyTorch shape -> MindSpore shape):\n"
-                        f"{_listed(mismatched)}")
+        problems.append(_("{count} shape mismatch(es) (PyTorch shape -> MindSpore shape):\n{listed}").format(
+            count=len(mismatched), listed=_listed(mismatched)))
     if duplicates:
-        problems.append(f"{len(duplicates)} duplicate mapping(s):\n{_listed(duplicates)}")
+        problems.append(_("{count} duplicate mapping(s):\n{listed}").format(count=len(duplicates),
+                                                                            listed=_listed(duplicates)))
     if problems:
-        fix = ("build the MindSpore network with the same depth and num_classes as the PyTorch model, and pass "
-               "its unmodified state_dict().")
+        fix = _("build the MindSpore network with the same depth and num_classes as the PyTorch model, and pass "
+                "its unmodified state_dict().")
         if state_dict and all(str(key).startswith("module.") for key in state_dict):
-            fix = ("every key starts with 'module.' (saved from DataParallel/DistributedDataParallel): strip it, "
-                   "e.g. {k.removeprefix('module.'): v for k, v in state_dict.items()}.")
-        raise ValueError(f"Cannot convert the state dict into {type(net).__name__}:\n" + "\n".join(problems)
-                         + f"\nFix: {fix}")
+            fix = _("every key starts with 'module.' (saved from DataParallel/DistributedDataParallel): strip it, "
+                    "e.g. {{k.removeprefix('module.'): v for k, v in state_dict.items()}}.").format()
+        raise ValueError(_("Cannot convert the state dict into {net_type}:\n{problems}\nFix: {fix}").format(
+            net_type=type(net).__name__, problems="\n".join(problems), fix=fix))
     return mapped
 
 
@@ -199,7 +212,7 @@ def convert_torch_state_dict(state_dict: Mapping, net, checkpoint_path=None) -> 
 
     mapped = map_state_dict(state_dict, net)
     ms_params = net.parameters_dict()
-    for ms_name, (_, array) in mapped.items():
+    for ms_name, (_torch_name, array) in mapped.items():
         param = ms_params[ms_name]
         param.set_data(ms.Tensor(np.ascontiguousarray(array), dtype=param.dtype))
     if checkpoint_path is not None:
@@ -218,8 +231,9 @@ def parameter_differences(reference: Mapping, other) -> dict:
     if isinstance(other, Mapping):
         missing = sorted(set(reference) - set(other))
         if missing:
-            raise ValueError(f"The two state dicts differ: {len(missing)} key(s) only in the reference, e.g. "
-                             f"{missing[:3]}. Fix: compare two copies of the same model.")
+            raise ValueError(_("The two state dicts differ: {n_missing} key(s) only in the reference, e.g. "
+                               "{missing}. Fix: compare two copies of the same model.").format(
+                                   n_missing=len(missing), missing=missing[:3]))
         differences = {}
         for torch_name, value in reference.items():
             ms_name = torch_to_mindspore_name(torch_name)
@@ -246,7 +260,7 @@ def calibrate_batchnorm(model, batches):
 
     norms = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
     if not norms:
-        raise ValueError(f"{type(model).__name__} has no BatchNorm layer to calibrate.")
+        raise ValueError(_("{model_type} has no BatchNorm layer to calibrate.").format(model_type=type(model).__name__))
     momenta = [m.momentum for m in norms]
     dtype = next(model.parameters()).dtype
     model.train()
@@ -264,16 +278,19 @@ def calibrate_batchnorm(model, batches):
 
 
 def _check_recipe(learning_rates, momentum, weight_decay, label_smoothing):
-    if isinstance(learning_rates, (int, float)) or not len(learning_rates):
-        raise ValueError(f"learning_rates must be a non-empty list with one rate per step, got {learning_rates!r}. "
-                         "Fix: e.g. [0.01] * steps or course_lib.train.schedules.cosine_lr(...).")
-    learning_rates = [float(lr) for lr in learning_rates]
-    for name, value in (("momentum", momentum), ("label_smoothing", label_smoothing)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value < 1.0:
-            raise ValueError(f"{name} must be a float in [0, 1), got {value!r}. Fix: e.g. momentum=0.9, "
-                             "label_smoothing=0.1.")
-    if isinstance(weight_decay, bool) or not isinstance(weight_decay, (int, float)) or weight_decay < 0:
-        raise ValueError(f"weight_decay must be a float >= 0, got {weight_decay!r}. Fix: e.g. 1e-4 (0 = none).")
+    if isinstance(learning_rates, (str, bytes, numbers.Number)) or not hasattr(learning_rates, "__len__"):
+        raise TypeError(_("learning_rates must be a non-empty list with one rate per step, got {learning_rates!r}. "
+                          "Fix: e.g. [0.01] * steps or course_lib.train.schedules.cosine_lr(...).").format(
+                              learning_rates=learning_rates))
+    if not len(learning_rates):
+        raise ValueError(_("learning_rates must be a non-empty list with one rate per step, got "
+                           "{learning_rates!r}. Fix: e.g. [0.01] * steps or "
+                           "course_lib.train.schedules.cosine_lr(...).").format(learning_rates=learning_rates))
+    learning_rates = [check_real(f"learning_rates[{i}]", lr, 0)
+                      for i, lr in enumerate(learning_rates)]
+    check_real("momentum", momentum, 0, 1, high_open=True, fix=_("e.g. momentum=0.9"))
+    check_real("label_smoothing", label_smoothing, 0, 1, high_open=True, fix=_("e.g. label_smoothing=0.1"))
+    check_real("weight_decay", weight_decay, 0, fix=_("e.g. weight_decay=1e-4 (0 = none)"))
     return learning_rates
 
 
@@ -286,8 +303,9 @@ class _StepCounter:
 
     def next_rate(self):
         if self.steps_done >= len(self.learning_rates):
-            raise RuntimeError(f"All {len(self.learning_rates)} learning rates are used up. Fix: create the step "
-                               "function with one learning rate per step you want to run.")
+            raise RuntimeError(_("All {n_learning_rates} learning rates are used up. Fix: create the step function "
+                                 "with one learning rate per step you want to run.").format(
+                                     n_learning_rates=len(self.learning_rates)))
         self.steps_done += 1
         return self.learning_rates[self.steps_done - 1]
 

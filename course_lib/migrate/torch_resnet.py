@@ -3,7 +3,9 @@ torchvision ``state_dict`` loads into it), without needing torchvision.
 
 torch is optional for the course: this module imports it only inside the functions that need it.
 """
+from course_lib.i18n import _
 from course_lib.migrate.convert import RESNET_LAYOUTS
+from course_lib.validation import check_int
 
 __all__ = ["build_torch_resnet"]
 
@@ -14,10 +16,9 @@ def build_torch_resnet(depth: int = 50, num_classes: int = 1000):
     Stride sits on the 3x3 convolution of the bottleneck (v1.5); the stem is 7x7/2 conv, BN, ReLU, 3x3/2 max-pool.
     """
     if depth not in RESNET_LAYOUTS:
-        raise ValueError(f"depth must be one of {sorted(RESNET_LAYOUTS)}, got {depth!r}. Fix: use 18 or 50.")
-    if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 1:
-        raise ValueError(f"num_classes must be a positive int, got {num_classes!r}. "
-                         "Fix: pass the number of classes in your data, e.g. 10.")
+        raise ValueError(_("depth must be one of {resnet_layouts}, got {depth!r}. Fix: use 18 or 50.").format(
+            resnet_layouts=sorted(RESNET_LAYOUTS), depth=depth))
+    check_int("num_classes", num_classes, 1, fix=_("pass the number of classes in your data, e.g. 10"))
     classes = _torch_resnet_classes()
     block_kind, layers = RESNET_LAYOUTS[depth]
     block = classes["BasicBlock"] if block_kind == "basic" else classes["Bottleneck"]

@@ -1,5 +1,6 @@
 """For learners: the networks the lessons use: LeNet-5 (the programming guide's "Training"), the ResNet family (the
 ResNet-50 migration example), a small segmentation FCN; and ``check_image_size``, the 32-pixel rule they impose."""
+from course_lib.i18n import _
 from course_lib.models.lenet import LENET_INPUT_SIZE, LeNet5, lenet5
 from course_lib.models.resnet import (MIN_INPUT_SIZE, ResNet, ResidualBlock, ResidualBlockBase, resnet18, resnet34,
                                       resnet50, resnet101)
@@ -18,10 +19,10 @@ def check_image_size(model: str, image_size: int, fix: str = "image_size=") -> i
     Other models pass. ``fix`` spells the setting in the error: ``"image_size="`` in Python, ``"--image_size "``
     for the scripts. Returns ``image_size``."""
     if model == "lenet5" and image_size != LENET_INPUT_SIZE:
-        raise ValueError(f"lenet5 takes {LENET_INPUT_SIZE}x{LENET_INPUT_SIZE} images, got image_size={image_size}. "
-                         f"Fix: {fix}{LENET_INPUT_SIZE}.")
+        raise ValueError(_("lenet5 takes {size}x{size} images, got image_size={value}. Fix: {fix}{size}.").format(
+            size=LENET_INPUT_SIZE, value=image_size, fix=fix))
     if model.startswith("resnet") and image_size < MIN_INPUT_SIZE:
-        raise ValueError(f"{model} downsamples by {MIN_INPUT_SIZE}, so image_size must be >= {MIN_INPUT_SIZE}, got "
-                         f"{image_size}. Fix: {fix}{MIN_INPUT_SIZE} or larger ({fix}64 for quick runs, {fix}224 "
-                         "for ImageNet).")
+        raise ValueError(_("{model} downsamples by {size}, so image_size must be >= {size}, got {value}. Fix: "
+                           "{fix}{size} or larger ({fix}64 for quick runs, {fix}224 for ImageNet).").format(
+            model=model, size=MIN_INPUT_SIZE, value=image_size, fix=fix))
     return image_size

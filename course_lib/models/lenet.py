@@ -2,7 +2,9 @@
 fixed-size reshape)."""
 from mindspore import nn
 from mindspore.common.initializer import TruncatedNormal
-from course_lib.validation import check_int  # absolute: MindSpore's amp rewrite re-executes this module's source
+# absolute imports: MindSpore's amp rewrite re-executes this module's source
+from course_lib.validation import check_choice, check_int
+from course_lib.i18n import _
 
 __all__ = ["LeNet5", "lenet5", "LENET_INITS"]
 
@@ -15,17 +17,10 @@ LENET_INITS = ("default", "seed")
 LENET_INPUT_SIZE = 32
 
 
-def _check_positive_int(name: str, value, example: str) -> int:
-    return check_int(name, value, 1, fix=example, type_error=ValueError,
-                     message="{name} must be a positive int, got {value!r}. Fix: {fix}")
-
-
 def _check_init(init) -> None:
-    if init not in LENET_INITS:
-        raise ValueError(
-            f"init must be one of {LENET_INITS}, got {init!r}. Fix: use 'default' to train, or 'seed' to "
-            "reproduce the TruncatedNormal(0.02) initialisation of the programming guide's 'Training'."
-        )
+    check_choice("init", init, LENET_INITS, _("use 'default' to train, or 'seed' to reproduce the "
+                                              "TruncatedNormal(0.02) initialisation of the programming guide's "
+                                              "'Training'"))
 
 
 class LeNet5(nn.Cell):
@@ -43,10 +38,10 @@ class LeNet5(nn.Cell):
 
     def __init__(self, num_classes: int = 10, in_channels: int = 1, init: str = "default"):
         super().__init__()
-        num_classes = _check_positive_int("num_classes", num_classes,
-                                          "pass the number of classes in your data, e.g. 10.")
-        in_channels = _check_positive_int("in_channels", in_channels,
-                                          "pass 1 for grey-scale images such as MNIST, 3 for RGB.")
+        num_classes = check_int("num_classes", num_classes, 1, fix=_("pass the number of classes in your "
+                                                                     "data, e.g. 10"))
+        in_channels = check_int("in_channels", in_channels, 1,
+                                fix=_("pass 1 for grey-scale images such as MNIST, 3 for RGB"))
         _check_init(init)
         self.num_classes = num_classes
         self.init = init

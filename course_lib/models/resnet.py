@@ -17,7 +17,7 @@ import math
 
 from mindspore import nn, ops
 from mindspore.common.initializer import HeNormal, HeUniform, Uniform
-from course_lib.validation import check_int  # absolute: MindSpore's amp rewrite re-executes this module's source
+from course_lib.validation import check_bool, check_int, wrong_type  # absolute: amp rewrite re-executes this source
 
 __all__ = ["ResNet", "ResidualBlockBase", "ResidualBlock", "resnet18", "resnet34", "resnet50", "resnet101"]
 
@@ -143,38 +143,38 @@ _BLOCKS = (ResidualBlockBase, ResidualBlock)
 _STEM_CHANNELS = 64
 
 
-def _check_positive_int(name: str, value, fix: str) -> int:
-    return check_int(name, value, 1, fix=fix, type_error=ValueError,
-                     message="{name} must be a positive int, got {value!r}. Fix: {fix}")
-
-
 def _check_resnet_args(block, layer_nums, in_channels, out_channels, strides, num_classes, image_channels,
                        zero_init_residual):
+    from course_lib.i18n import _  # here, not at the top: the blocks' line numbers are quoted by lesson 02
+
     if not (isinstance(block, type) and issubclass(block, _BLOCKS)):
-        raise ValueError(f"block must be ResidualBlockBase or ResidualBlock (or a subclass), got {block!r}. "
-                         "Fix: ResidualBlockBase for ResNet-18/34, ResidualBlock for ResNet-50/101.")
+        raise wrong_type("block", block, _("ResidualBlockBase or ResidualBlock (or a subclass)"),
+                         _("ResidualBlockBase for ResNet-18/34, ResidualBlock for ResNet-50/101"))
     lists = {"layer_nums": layer_nums, "in_channels": in_channels, "out_channels": out_channels,
              "strides": strides}
     for name, values in lists.items():
-        if not isinstance(values, (list, tuple)) or len(values) != 4:
-            raise ValueError(f"{name} must be a list of 4 values (one per stage), got {values!r}. "
-                             "Fix: e.g. layer_nums=[3, 4, 6, 3] for ResNet-50.")
+        if not isinstance(values, (list, tuple)):
+            raise wrong_type(name, values, _("a list of 4 values (one per stage)"),
+                             _("e.g. layer_nums=[3, 4, 6, 3] for ResNet-50"))
+        if len(values) != 4:
+            raise ValueError(_("{name} must be a list of 4 values (one per stage), got {values!r}. Fix: e.g. "
+                               "layer_nums=[3, 4, 6, 3] for ResNet-50.").format(name=name, values=values))
         for i, value in enumerate(values):
-            _check_positive_int(f"{name}[{i}]", value, "every stage needs a positive int.")
-    _check_positive_int("num_classes", num_classes, "pass the number of classes in your data, e.g. 1000.")
-    _check_positive_int("image_channels", image_channels, "pass 3 for RGB images.")
-    if not isinstance(zero_init_residual, bool):
-        raise ValueError(f"zero_init_residual must be True or False, got {zero_init_residual!r}. "
-                         "Fix: False (torchvision's default) unless you want each block to start as identity.")
+            check_int(f"{name}[{i}]", value, 1, fix=_("every stage needs a positive int"))
+    check_int("num_classes", num_classes, 1, fix=_("pass the number of classes in your data, e.g. 1000"))
+    check_int("image_channels", image_channels, 1, fix=_("pass 3 for RGB images"))
+    check_bool("zero_init_residual", zero_init_residual,
+               _("False (torchvision's default) unless you want each block to start as identity"))
     expected_in = [_STEM_CHANNELS] + list(out_channels[:3])
     if list(in_channels) != expected_in:
-        raise ValueError(f"in_channels must be [64] followed by the first three out_channels, i.e. "
-                         f"{expected_in}, got {list(in_channels)!r}. Fix: each stage starts where the previous "
-                         "one ended; the stem outputs 64 channels.")
+        raise ValueError(_("in_channels must be [64] followed by the first three out_channels, i.e. {expected_in}, "
+                           "got {in_channels!r}. Fix: each stage starts where the previous one ended; the stem "
+                           "outputs 64 channels.").format(expected_in=expected_in, in_channels=list(in_channels)))
     for i, channels in enumerate(out_channels):
         if channels % block.expansion:
-            raise ValueError(f"out_channels[{i}] must be a multiple of {block.expansion} for "
-                             f"{block.__name__}, got {channels}. Fix: e.g. [256, 512, 1024, 2048].")
+            raise ValueError(_("out_channels[{i}] must be a multiple of {expansion} for {block}, got "
+                               "{channels}. Fix: e.g. [256, 512, 1024, 2048].").format(
+                i=i, expansion=block.expansion, block=block.__name__, channels=channels))
 
 
 class ResNet(nn.Cell):
@@ -210,7 +210,7 @@ class ResNet(nn.Cell):
                     zero_init_residual: bool = False) -> nn.SequentialCell:
         """One stage: a first block that may change stride/channels, then ``layer_num - 1`` identity-shape ones."""
         layers = [block(in_channel, out_channel, stride=stride, zero_init_residual=zero_init_residual)]
-        for _ in range(1, layer_num):
+        for _block in range(1, layer_num):
             layers.append(block(out_channel, out_channel, stride=1, zero_init_residual=zero_init_residual))
         return nn.SequentialCell(layers)
 

@@ -12,6 +12,7 @@ itself (a rectangle stays axis-aligned), and without them the network overfits t
 import numpy as np
 from mindspore import nn, ops
 from course_lib.validation import check_int  # absolute: MindSpore's amp rewrite re-executes this module's source
+from course_lib.i18n import _
 
 __all__ = ["SegmentationFCN", "segmentation_fcn", "RandomFlipTranspose"]
 
@@ -20,8 +21,7 @@ SIZE_MULTIPLE = 16
 
 
 def _check_int(name, value, minimum, example):
-    return check_int(name, value, minimum, fix=example, type_error=ValueError,
-                     message="{name} must be an int >= {low}, got {value!r}. Fix: pass e.g. {name}={fix}.")
+    return check_int(name, value, minimum, fix=_("pass e.g. {name}={example}").format(name=name, example=example))
 
 
 def _conv_bn_relu(in_channels, out_channels, stride=1):
@@ -100,11 +100,14 @@ class RandomFlipTranspose:
         batched = image.ndim == 4
         if image.ndim not in (3, 4) or label.ndim != image.ndim - 1 or \
                 image.shape[:1] * batched + image.shape[-2:] != label.shape[:1] * batched + label.shape[-2:]:
-            raise ValueError(f"RandomFlipTranspose expects image (N, C, H, W) with label (N, H, W), or (C, H, W) "
-                             f"with (H, W); got image {image.shape} and label {label.shape}.")
+            raise ValueError(_("RandomFlipTranspose expects image (N, C, H, W) with label (N, H, W), or (C, H, W) "
+                               "with (H, W); got image {image} and label {label}. Fix: map it over the image and "
+                               "label columns together, e.g. input_columns=['image', 'label'].").format(
+                image=image.shape, label=label.shape))
         if image.shape[-1] != image.shape[-2]:
-            raise ValueError(f"RandomFlipTranspose needs square images (transpose swaps H and W), got "
-                             f"{image.shape[-2]}x{image.shape[-1]}. Fix: crop or resize to a square first.")
+            raise ValueError(_("RandomFlipTranspose needs square images (transpose swaps H and W), got "
+                               "{height}x{width}. Fix: crop or resize to a square first.").format(
+                height=image.shape[-2], width=image.shape[-1]))
         if not batched:
             return self._one(image, label)
         images, labels = zip(*(self._one(one_image, one_label) for one_image, one_label in zip(image, label)))

@@ -30,7 +30,8 @@ from pathlib import Path
 import psutil
 from course_lib.locks import FolderBusy, FolderLock, clean_stale_temp_files
 from course_lib.parallel.worker import MSRUN_MODULE, MSRUN_VARIABLES, REPORT_MARKER, parse_worker_report
-from course_lib.validation import check_int
+from course_lib.i18n import _
+from course_lib.validation import check_int, check_real
 
 __all__ = [
     "LaunchResult", "LogDirBusy", "DistributedLaunchError", "DistributedTimeoutError", "launch", "find_free_port",
@@ -91,55 +92,46 @@ class LaunchResult:
     def tail(self, rank: int, lines: int = 20) -> str:
         """The last ``lines`` meaningful lines of one rank's log (MindSpore INFO/WARNING lines left out)."""
         if rank not in self.logs:
-            raise ValueError(f"rank must be one of {sorted(self.logs)}, got {rank!r}.")
+            raise ValueError(_("rank must be one of {ranks}, got {rank!r}.").format(ranks=sorted(self.logs), rank=rank))
         return log_tail(self.logs[rank], lines)
 
 
 # ------------------------------------------------------------------------------------------- validation
-def _check_int(name, value, low, high, fix):
-    return check_int(name, value, low, high, fix, type_error=ValueError,
-                     message="{name} must be an int from {low} to {high}, got {value!r}. Fix: {fix}")
-
-
 def _check_script(script) -> Path:
     if not isinstance(script, (str, os.PathLike)):
-        raise ValueError(f"script must be the path (str or Path) of a Python file, got {script!r}. "
-                         f"Fix: e.g. course_lib.paths.PROJECT_ROOT / 'scripts' / 'distributed_worker.py'.")
+        raise TypeError(_("script must be the path (str or Path) of a Python file, got {script!r}. Fix: e.g. "
+                          "course_lib.paths.PROJECT_ROOT / 'scripts' / 'distributed_worker.py'.").format(script=script))
     path = Path(script).expanduser().resolve()
     if not path.is_file():
-        raise FileNotFoundError(f"Worker script {path} does not exist. Fix: pass the path of the script every "
-                                f"worker should run, e.g. scripts/distributed_worker.py in the repository.")
+        raise FileNotFoundError(_("Worker script {path} does not exist. Fix: pass the path of the script every "
+                                  "worker should run, e.g. scripts/distributed_worker.py in the repository.").format(
+                                      path=path))
     if path.suffix != ".py":
-        raise ValueError(f"script must be a .py file (msrun starts it as `python <script>`), got {path.name!r}.")
+        raise ValueError(_("script must be a .py file (msrun starts it as `python <script>`), got "
+                           "{file!r}.").format(file=path.name))
     return path
 
 
 def _check_args(args) -> list:
     if isinstance(args, (str, bytes)) or not isinstance(args, (list, tuple)):
-        raise ValueError(f"args must be a list of command-line arguments, got {args!r}. "
-                         f"Fix: split them, e.g. ['--epochs', '1'] instead of '--epochs 1'.")
+        raise TypeError(_("args must be a list of command-line arguments, got {args!r}. Fix: split them, e.g. "
+                          "['--epochs', '1'] instead of '--epochs 1'.").format(args=args))
     checked = []
     for item in args:
         if isinstance(item, bool) or not isinstance(item, (str, os.PathLike, numbers.Real)):
-            raise ValueError(f"every item of args must be a str, a number or a Path, got {item!r} "
-                             f"({type(item).__name__}). Fix: e.g. ['--steps', 5, '--out', some_path].")
+            raise TypeError(_("every item of args must be a str, a number or a Path, got {item!r} ({item_type}). "
+                              "Fix: e.g. ['--steps', 5, '--out', some_path].").format(
+                                  item=item, item_type=type(item).__name__))
         checked.append(os.fspath(item) if isinstance(item, os.PathLike) else str(item))
     return checked
-
-
-def _check_timeout(timeout) -> float:
-    if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real) or not (
-            math.isfinite(timeout) and timeout > 0):
-        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}. "
-                         f"Fix: e.g. timeout=300 (the job is killed after that long).")
-    return float(timeout)
 
 
 # ------------------------------------------------------------------------------------------------ ports
 def find_free_port(host: str = LOOPBACK) -> int:
     """A TCP port on ``host`` that nothing listens on right now (the OS picks it), for msrun's scheduler."""
     if host != LOOPBACK:
-        raise ValueError(f"host must be {LOOPBACK!r}: the course's jobs stay on this machine, got {host!r}.")
+        raise ValueError(_("host must be {loopback!r}: the course's jobs stay on this machine, got {host!r}.").format(
+            loopback=LOOPBACK, host=host))
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))
         return sock.getsockname()[1]
@@ -183,8 +175,11 @@ def _interpreter_dir(log_dir: Path) -> Path:
 # --------------------------------------------------------------------------------------------- processes
 def find_launch_processes(launch_id: str) -> list:
     """Running processes that carry ``COURSE_LAUNCH_ID=<launch_id>`` in their environment (one launch's job)."""
-    if not isinstance(launch_id, str) or not launch_id:
-        raise ValueError(f"launch_id must be a non-empty str, got {launch_id!r}.")
+    if not isinstance(launch_id, str):
+        raise TypeError(_("launch_id must be a non-empty str, got {launch_id!r} ({launch_id_type}).").format(
+            launch_id=launch_id, launch_id_type=type(launch_id).__name__))
+    if not launch_id:
+        raise ValueError(_("launch_id must be a non-empty str, got {launch_id!r}.").format(launch_id=launch_id))
     needle = launch_id
     found = []
     me = os.getpid()
@@ -328,10 +323,10 @@ def _prepare_log_dir(log_dir: Path) -> set:
     foreign = sorted(path.name for path in log_dir.iterdir() if _is_launch_output(path.name))
     if foreign:
         shown = ", ".join(foreign[:6]) + (f" … ({len(foreign)} in all)" if len(foreign) > 6 else "")
-        raise ValueError(f"log_dir {log_dir} already holds {shown}, which no course launch there created; msrun "
-                         f"would overwrite or mix with them, and launch never deletes files it did not write. "
-                         f"Fix: pass an empty or new folder as log_dir (or log_dir=None for a temporary one), or "
-                         f"move those files away.")
+        raise ValueError(_("log_dir {log_dir} already holds {shown}, which no course launch there created; msrun "
+                           "would overwrite or mix with them, and launch never deletes files it did not write. "
+                           "Fix: pass an empty or new folder as log_dir (or log_dir=None for a temporary one), or "
+                           "move those files away.").format(log_dir=log_dir, shown=shown))
     return set(os.listdir(log_dir))
 
 
@@ -359,8 +354,9 @@ def _end_orphans(launch_id: str) -> list:
     orphans = [proc.pid for proc in find_launch_processes(launch_id)]
     if orphans:
         end_job(launch_id)
-        print(f"launch: ended {len(orphans)} leftover process(es) of an earlier launch into this log_dir whose "
-              f"launcher was killed (pids {', '.join(map(str, orphans))}).", flush=True)
+        print(_("launch: ended {n_orphans} leftover process(es) of an earlier launch into this log_dir whose "
+                "launcher was killed (pids {pids}).").format(
+                    n_orphans=len(orphans), pids=', '.join(map(str, orphans))), flush=True)
     return orphans
 
 
@@ -422,31 +418,37 @@ def launch(script, args=(), worker_num: int = 2, timeout: float = 300, log_dir=N
     """
     script = _check_script(script)
     args = _check_args(args)
-    worker_num = _check_int("worker_num", worker_num, 1, MAX_WORKERS,
-                            f"pass how many processes to start, e.g. 2 (at most {MAX_WORKERS} on one machine).")
-    timeout = _check_timeout(timeout)
+    worker_num = check_int("worker_num", worker_num, 1, MAX_WORKERS, fix=_(
+        "pass how many processes to start, e.g. 2 (at most {max_workers} on one machine)").format(
+        max_workers=MAX_WORKERS))
+    timeout = check_real("timeout", timeout, 0, low_open=True,
+                         fix=_("e.g. timeout=300 (seconds; the job is killed after that long)"))
     if master_port is None:
         master_port = find_free_port()
     else:
-        master_port = _check_int("master_port", master_port, 1024, 65535,
-                                 "pass a free TCP port above 1023, or None to let launch pick one.")
+        master_port = check_int("master_port", master_port, 1024, 65535,
+                                fix=_("pass a free TCP port above 1023, or None to let launch pick one"))
         if _port_in_use(master_port):
-            raise ValueError(f"master_port {master_port} is already in use on {LOOPBACK}. "
-                             f"Fix: pass master_port=None to pick a free port.")
+            raise ValueError(_("master_port {master_port} is already in use on {loopback}. Fix: pass "
+                               "master_port=None to pick a free port.").format(
+                                   master_port=master_port, loopback=LOOPBACK))
     if not isinstance(echo, bool):
-        raise ValueError(f"echo must be True or False, got {echo!r}.")
+        raise TypeError(_("echo must be True or False, got {echo!r}.").format(echo=echo))
     if env is not None and (not isinstance(env, dict) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in env.items())):
-        raise ValueError(f"env must be a dict of str -> str, got {env!r}. Fix: e.g. env={{'GLOG_v': '2'}}.")
+        raise TypeError(_("env must be a dict of str -> str, got {env!r}. Fix: e.g. env={{'GLOG_v': '2'}}.").format(
+            env=env))
     if log_dir is None:
         log_dir = Path(tempfile.mkdtemp(prefix="course-msrun-"))
     elif not isinstance(log_dir, (str, os.PathLike)):
-        raise ValueError(f"log_dir must be a folder path (str or Path) or None, got {log_dir!r}.")
+        raise TypeError(_("log_dir must be a folder path (str or Path) or None, got {log_dir!r}.").format(
+            log_dir=log_dir))
     log_dir = Path(log_dir).expanduser().resolve()
     if log_dir.exists() and not log_dir.is_dir():
-        raise ValueError(f"log_dir {log_dir} is a file; pass a folder (it is created if missing).")
+        raise ValueError(_("log_dir {log_dir} is a file; pass a folder (it is created if missing).").format(
+            log_dir=log_dir))
     log_dir.mkdir(parents=True, exist_ok=True)
-    lock = FolderLock(log_dir, _LOG_DIR_LOCK, error=LogDirBusy, busy_message=(
+    lock = FolderLock(log_dir, _LOG_DIR_LOCK, error=LogDirBusy, busy_message=_(
         "log_dir {folder} is in use by another launch ({owner}); two jobs in one folder would delete or mix "
         "each other's logs. Fix: wait for that job to finish, or pass another log_dir (log_dir=None makes a new "
         "temporary one)."))
@@ -523,22 +525,28 @@ def _launch_locked(script, args, worker_num, timeout, log_dir, master_port, echo
     if timed_out:
         tails = "\n".join(f"  worker_{rank}.log:\n{_indent(result.tail(rank, 6))}" for rank in result.logs)
         raise DistributedTimeoutError(
-            f"Distributed job timed out: {script.name} on {worker_num} workers ran longer than {timeout:g} s and "
-            f"was killed with all its processes ({seconds:.1f} s in all). Last lines of each worker:\n{tails}\n"
-            f"Logs: {log_dir}. Fix: raise timeout=, or make the run smaller (fewer steps/epochs); a worker stuck "
-            f"in init() or a collective usually means another rank died or never started.", result)
+            _("Distributed job timed out: {script_name} on {worker_num} workers ran longer than {timeout:g} s and "
+              "was killed with all its processes ({seconds:.1f} s in all). Last lines of each "
+              "worker:\n{tails}\nLogs: {log_dir}. Fix: raise timeout=, or make the run smaller (fewer steps/epochs); "
+              "a worker stuck in init() or a collective usually means another rank died or never started.").format(
+                  script_name=script.name, worker_num=worker_num, timeout=timeout, seconds=seconds, tails=tails,
+                  log_dir=log_dir), result)
     if failure_seen_at is not None or result.returncode != 0:
         if not any(text.strip() for text in result.logs.values()):  # msrun failed before any worker wrote
             raise DistributedLaunchError(
-                f"Distributed job failed before any worker started: msrun exited with code {result.returncode} "
-                f"after {seconds:.1f} s. Its output:\n{_indent(log_tail(result.launcher_output))}\n"
-                f"Logs: {log_dir}. Fix the error above and launch again.", result)
+                _("Distributed job failed before any worker started: msrun exited with code {code} "
+                  "after {seconds:.1f} s. Its output:\n{output}\nLogs: {log_dir}. Fix the error "
+                  "above and launch again.").format(
+                      code=result.returncode, seconds=seconds,
+                      output=_indent(log_tail(result.launcher_output)), log_dir=log_dir), result)
         failed = _failed_ranks(result.logs, result.launcher_output, worker_pids) or sorted(result.logs)
         rank = failed[0]
         raise DistributedLaunchError(
-            f"Distributed job failed: rank {rank} of {worker_num} exited with an error after {seconds:.1f} s "
-            f"(the other workers were stopped). Last lines of worker_{rank}.log:\n{_indent(result.tail(rank))}\n"
-            f"Logs: {log_dir}. Fix the error above and launch again.", result)
+            _("Distributed job failed: rank {rank} of {worker_num} exited with an error after {seconds:.1f} s (the "
+              "other workers were stopped). Last lines of worker_{rank}.log:\n{tail}\nLogs: "
+              "{log_dir}. Fix the error above and launch again.").format(
+                  rank=rank, worker_num=worker_num, seconds=seconds,
+                  tail=_indent(result.tail(rank)), log_dir=log_dir), result)
     return result
 
 

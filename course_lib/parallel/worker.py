@@ -15,6 +15,8 @@ from collections import Counter
 import numpy as np
 import psutil
 
+from course_lib.i18n import _
+
 __all__ = ["print_report", "parse_worker_report", "ShardRecorder", "image_fingerprint", "dataset_fingerprints",
            "parameter_checksum", "REPORT_MARKER", "MSRUN_MODULE", "MSRUN_VARIABLES", "LeftoverMsrunEnvironment",
            "msrun_role", "msrun_variables"]
@@ -78,7 +80,8 @@ def msrun_role(environ=None, on_leftover: str = "warn"):
     import warnings
 
     if on_leftover not in ("warn", "raise", "ignore"):
-        raise ValueError(f"on_leftover must be 'warn', 'raise' or 'ignore', got {on_leftover!r}.")
+        raise ValueError(_("on_leftover must be 'warn', 'raise' or 'ignore', got {on_leftover!r}.").format(
+            on_leftover=on_leftover))
     use_os = environ is None
     environ = os.environ if environ is None else environ
     found = msrun_variables(environ)
@@ -93,11 +96,12 @@ def msrun_role(environ=None, on_leftover: str = "warn"):
         return None  # RANK_ID / DEVICE_ID alone are common settings, not msrun leftovers
     shown = ", ".join(f"{key}={value}" for key, value in found.items())
     unset = " ".join(found)
-    message = (f"msrun's environment variables are set ({shown}), but this process is not part of a running "
-               f"msrun job (no msrun started it and no scheduler answers at "
-               f"{environ.get('MS_SCHED_HOST', '?')}:{environ.get('MS_SCHED_PORT', '?')}): they were left "
-               f"exported by an earlier msrun, and are ignored here. Fix: `unset {unset}` in this shell "
-               f"(PowerShell: Remove-Item Env:MS_ROLE, ...), or open a new terminal or kernel.")
+    message = _("msrun's environment variables are set ({shown}), but this process is not part of a running "
+                "msrun job (no msrun started it and no scheduler answers at {host}:{port}): they were left "
+                "exported by an earlier msrun, and are ignored here. Fix: `unset {unset}` in this shell "
+                "(PowerShell: Remove-Item Env:MS_ROLE, ...), or open a new terminal or kernel.").format(
+                    shown=shown, host=environ.get("MS_SCHED_HOST", "?"), port=environ.get("MS_SCHED_PORT", "?"),
+                    unset=unset)
     if on_leftover == "raise":
         raise LeftoverMsrunEnvironment(message)
     if on_leftover == "warn":
@@ -108,15 +112,20 @@ def msrun_role(environ=None, on_leftover: str = "warn"):
 # ----------------------------------------------------------------------------------------------- reports
 def print_report(kind: str, **fields) -> None:
     """Print one machine-readable report line, ``@@report {"kind": ..., ...}``, for ``parse_worker_report``."""
-    if not isinstance(kind, str) or not kind or any(c.isspace() for c in kind):
-        raise ValueError(f"kind must be a non-empty str without spaces, got {kind!r}. Fix: e.g. 'model.params'.")
+    if not isinstance(kind, str):
+        raise TypeError(_("kind must be a non-empty str without spaces, got {kind!r} ({kind_type}). Fix: e.g. "
+                          "'model.params'.").format(kind=kind, kind_type=type(kind).__name__))
+    if not kind or any(c.isspace() for c in kind):
+        raise ValueError(_("kind must be a non-empty str without spaces, got {kind!r}. Fix: e.g. "
+                           "'model.params'.").format(kind=kind))
     print(REPORT_MARKER + json.dumps({"kind": kind, **fields}, sort_keys=True), flush=True)
 
 
 def parse_worker_report(log_text: str) -> dict:
     """Collect the ``@@report`` lines of one worker log: ``{kind: fields}`` (a later report of a kind wins)."""
     if not isinstance(log_text, str):
-        raise ValueError(f"log_text must be the text of a worker log (str), got {type(log_text).__name__}.")
+        raise TypeError(_("log_text must be the text of a worker log (str), got {log_text_type}.").format(
+            log_text_type=type(log_text).__name__))
     decoder = json.JSONDecoder()
     reports = {}
     for number, line in enumerate(log_text.splitlines(), start=1):
@@ -125,12 +134,14 @@ def parse_worker_report(log_text: str) -> dict:
             continue
         payload = line[at + len(REPORT_MARKER):]
         try:
-            fields, _ = decoder.raw_decode(payload)  # ignores anything a C++ logger wrote after the JSON
+            fields, _end = decoder.raw_decode(payload)  # ignores anything a C++ logger wrote after the JSON
         except json.JSONDecodeError as error:
-            raise ValueError(f"Malformed report on log line {number}: {payload[:80]!r} ({error.msg}). "
-                             f"Reports are written by course_lib.parallel.launch.print_report.") from None
+            raise ValueError(_("Malformed report on log line {number}: {payload!r} ({error_msg}). Reports are "
+                               "written by course_lib.parallel.launch.print_report.").format(
+                                   number=number, payload=payload[:80], error_msg=error.msg)) from None
         if not isinstance(fields, dict) or "kind" not in fields:
-            raise ValueError(f"Report on log line {number} has no 'kind': {payload[:80]!r}.")
+            raise ValueError(_("Report on log line {number} has no 'kind': {payload!r}.").format(
+                number=number, payload=payload[:80]))
         reports[fields.pop("kind")] = fields
     return reports
 
@@ -160,8 +171,8 @@ class ShardRecorder:
     def record(self, images, labels) -> None:
         images, labels = _to_numpy(images), _to_numpy(labels).reshape(-1)
         if images.shape[0] != labels.shape[0]:
-            raise ValueError(f"images and labels must hold the same number of samples, got "
-                             f"{images.shape[0]} images and {labels.shape[0]} labels.")
+            raise ValueError(_("images and labels must hold the same number of samples, got {n_images} images and "
+                               "{n_labels} labels.").format(n_images=images.shape[0], n_labels=labels.shape[0]))
         self.fingerprints.extend(image_fingerprint(image) for image in images)
         self.labels.extend(int(label) for label in labels)
 
@@ -175,8 +186,8 @@ class ShardRecorder:
             def on_train_step_begin(self, run_context):
                 element = run_context.original_args().train_dataset_element
                 if element is None:
-                    raise RuntimeError("ShardRecorder needs Model.train(..., dataset_sink_mode=False): in sink "
-                                       "mode the batches never reach Python.")
+                    raise RuntimeError(_("ShardRecorder needs Model.train(..., dataset_sink_mode=False): in sink "
+                                         "mode the batches never reach Python."))
                 recorder.record(element[0], element[1])
 
         return _RecordBatches()
@@ -211,15 +222,16 @@ def parameter_checksum(params) -> dict:
     elif isinstance(params, dict):
         items = list(params.items())
     else:
-        raise ValueError(f"params must be a network (nn.Cell) or a dict name -> parameter, got "
-                         f"{type(params).__name__}. Fix: pass the trained net, or load_checkpoint(path).")
+        raise TypeError(_("params must be a network (nn.Cell) or a dict name -> parameter, got {params_type}. Fix: "
+                          "pass the trained net, or load_checkpoint(path).").format(params_type=type(params).__name__))
     digest = hashlib.sha256()
     total = 0.0
     for name, value in sorted(items, key=lambda item: item[0]):
         array = _to_numpy(value)
         if not isinstance(array, np.ndarray) or array.dtype.kind not in "fiub":
-            raise ValueError(f"parameter {name!r} is not a numeric array (got {type(value).__name__}). "
-                             f"Fix: pass only parameters (a checkpoint saved without append_dict).")
+            raise TypeError(_("parameter {name!r} is not a numeric array (got {value_type}). Fix: pass only "
+                              "parameters (a checkpoint saved without append_dict).").format(
+                                  name=name, value_type=type(value).__name__))
         array = np.ascontiguousarray(array)
         digest.update(name.encode() + b"\0" + str(array.dtype).encode() + str(array.shape).encode())
         digest.update(array.tobytes())

@@ -6,14 +6,15 @@ land in ``<output_dir>/<host>_<pid>_<time>_ascend_ms/FRAMEWORK/cpu_op_type_info_
 """
 import contextlib
 import csv
-import numbers
 import os
 import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from course_lib.i18n import _
 from course_lib.paths import relative
+from course_lib.validation import check_int, is_int
 
 __all__ = ["OpTime", "profile_steps", "op_time_table", "format_op_table", "PROFILE_SUFFIX", "OP_TYPE_FILE",
            "LayerFlops", "count_flops", "TRAINING_FLOPS_FACTOR"]
@@ -73,14 +74,13 @@ def profile_steps(step, num_steps, output_dir, warmup_steps=1) -> Path:
     Earlier ``*_ascend_ms`` result folders in ``output_dir`` are removed first, so it holds one profile.
     """
     if not callable(step):
-        raise ValueError(f"step must be a function that runs one step (no arguments), got {type(step).__name__}. "
-                         f"Fix: e.g. step = lambda: train_step(images, labels).")
-    for name, value, low in (("num_steps", num_steps, 1), ("warmup_steps", warmup_steps, 0)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-            raise ValueError(f"{name} must be an int >= {low}, got {value!r}. Fix: a few steps are enough, e.g. 5.")
+        raise TypeError(_("step must be a function that runs one step (no arguments), got {step_type}. Fix: e.g. "
+                          "step = lambda: train_step(images, labels).").format(step_type=type(step).__name__))
+    num_steps = check_int("num_steps", num_steps, 1, fix=_("a few steps are enough, e.g. num_steps=5"))
+    warmup_steps = check_int("warmup_steps", warmup_steps, 0, fix=_("e.g. warmup_steps=2"))
     if not isinstance(output_dir, (str, os.PathLike)):
-        raise ValueError(f"output_dir must be a folder path, got {output_dir!r}. "
-                         f"Fix: e.g. course_lib.paths.lesson_dir('09') / 'profiler'.")
+        raise TypeError(_("output_dir must be a folder path, got {output_dir!r}. Fix: e.g. "
+                          "course_lib.paths.lesson_dir('09') / 'profiler'.").format(output_dir=output_dir))
     from mindspore.profiler import ProfilerActivity, profile, tensorboard_trace_handler
 
     output_dir = Path(output_dir)
@@ -91,32 +91,34 @@ def profile_steps(step, num_steps, output_dir, warmup_steps=1) -> Path:
 
     # PyNative launches ops asynchronously: wait for the warm-up ops before profiling starts, and for the
     # profiled ones before it stops, so the table counts exactly num_steps steps.
-    for _ in range(warmup_steps):
+    for _step in range(warmup_steps):
         _wait(step())
     with _console_to(output_dir / CONSOLE_LOG):
         with profile(activities=[ProfilerActivity.CPU],
                      on_trace_ready=tensorboard_trace_handler(dir_name=str(output_dir))):
-            for _ in range(num_steps):
+            for _step in range(num_steps):
                 _wait(step())
     results = sorted(output_dir.glob(f"*{PROFILE_SUFFIX}"))
     if len(results) != 1 or not (results[0] / OP_TYPE_FILE).is_file():
-        raise RuntimeError(f"the profiler wrote no op table under {relative(output_dir)} "
-                           f"(found {[p.name for p in results]}). See {relative(output_dir / CONSOLE_LOG)} "
-                           f"for what it printed.")
+        raise RuntimeError(_("the profiler wrote no op table under {output_dir} (found {found}). "
+                             "See {console_log} for what it printed.").format(
+                                 output_dir=relative(output_dir), found=[p.name for p in results],
+                                 console_log=relative(output_dir / CONSOLE_LOG)))
     return results[0]
 
 
 def op_time_table(result_dir, top=10) -> list:
     """The ``top`` op types by total time from a profiler result folder, slowest first, as ``OpTime`` rows."""
-    if isinstance(top, bool) or not isinstance(top, numbers.Integral) or top < 1:
-        raise ValueError(f"top must be a positive int, got {top!r}. Fix: e.g. top=10.")
+    top = check_int("top", top, 1, fix=_("e.g. top=10"))
     if not isinstance(result_dir, (str, os.PathLike)):
-        raise ValueError(f"result_dir must be a folder path, got {result_dir!r}. Fix: pass what profile_steps "
-                         f"returned.")
+        raise TypeError(_("result_dir must be a folder path, got {result_dir!r}. Fix: pass what profile_steps "
+                          "returned.").format(result_dir=result_dir))
     table = Path(result_dir) / OP_TYPE_FILE
     if not table.is_file():
-        raise FileNotFoundError(f"{relative(table)} does not exist: {relative(result_dir)} is not a finished CPU "
-                                f"profile. Fix: pass the *{PROFILE_SUFFIX} folder that profile_steps returned.")
+        raise FileNotFoundError(_("{table} does not exist: {result_dir} is not a finished CPU profile. Fix: pass "
+                                  "the *{profile_suffix} folder that profile_steps returned.").format(
+                                      table=relative(table), result_dir=relative(result_dir),
+                                      profile_suffix=PROFILE_SUFFIX))
     rows = []
     with open(table, newline="") as file:
         for record in csv.DictReader(file):
@@ -132,7 +134,8 @@ def format_op_table(rows) -> str:
     lines = [f"{'op type':<36} {'calls':>6} {'total ms':>10} {'avg ms':>9} {'share':>7}"]
     for row in rows:
         if not isinstance(row, OpTime):
-            raise ValueError(f"rows must be OpTime entries from op_time_table, got {type(row).__name__}.")
+            raise TypeError(_("rows must be OpTime entries from op_time_table, got {row_type}.").format(
+                row_type=type(row).__name__))
         lines.append(f"{row.op_type:<36} {row.calls:>6} {row.total_ms:>10.2f} {row.avg_ms:>9.3f} "
                      f"{row.share:>7.1%}")
     return "\n".join(lines)
@@ -174,11 +177,14 @@ def count_flops(net, input_shape) -> dict:
     from mindspore import nn
 
     if not isinstance(net, nn.Cell):
-        raise TypeError(f"net must be a mindspore.nn.Cell, got {type(net).__name__}.")
-    shape = tuple(input_shape) if isinstance(input_shape, (tuple, list)) else None
-    if not shape or not all(isinstance(n, numbers.Integral) and not isinstance(n, bool) and n > 0 for n in shape):
-        raise ValueError(f"input_shape must be one sample's shape as positive ints, e.g. (3, 224, 224), "
-                         f"got {input_shape!r}.")
+        raise TypeError(_("net must be a mindspore.nn.Cell, got {net_type}.").format(net_type=type(net).__name__))
+    if not isinstance(input_shape, (tuple, list)) or not all(is_int(n) for n in input_shape):
+        raise TypeError(_("input_shape must be one sample's shape as positive ints, e.g. (3, 224, 224), got "
+                          "{input_shape!r}.").format(input_shape=input_shape))
+    shape = tuple(int(n) for n in input_shape)
+    if not shape or not all(n > 0 for n in shape):
+        raise ValueError(_("input_shape must be one sample's shape as positive ints, e.g. (3, 224, 224), got "
+                           "{input_shape!r}.").format(input_shape=input_shape))
     layers, handles = [], []
 
     def hook(name, kind):

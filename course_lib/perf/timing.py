@@ -15,7 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from course_lib.validation import check_count
+from course_lib.i18n import _
+from course_lib.validation import check_int, check_real
 
 CPU_FLAGS_OF_INTEREST = ("avx2", "avx512f", "avx512_bf16", "amx_tile")
 
@@ -92,7 +93,7 @@ def summarize(seconds) -> dict:
     """Median, min and max of a list of timings (seconds)."""
     seconds = [float(s) for s in seconds]
     if not seconds:
-        raise ValueError("summarize needs at least one timing, got none.")
+        raise ValueError(_("summarize needs at least one timing, got none."))
     return {"median": statistics.median(seconds), "min": min(seconds), "max": max(seconds), "n": len(seconds)}
 
 
@@ -107,10 +108,11 @@ def _random_problem(model, batch_size, image_size, steps, warmup, seed, mode):
 
     from course_lib import models
 
-    if steps < 1 or warmup < 0:
-        raise ValueError(f"steps must be >= 1 and warmup >= 0, got steps={steps}, warmup={warmup}.")
+    steps = check_int("steps", steps, 1, fix=_("time at least one step, e.g. steps=10"))
+    warmup = check_int("warmup", warmup, 0, fix=_("e.g. warmup=2 (the untimed first calls)"))
     if model not in STEP_MODELS:
-        raise ValueError(f"model must be one of {list(STEP_MODELS)}, got {model!r}.")
+        raise ValueError(_("model must be one of {step_models}, got {model!r}.").format(
+            step_models=list(STEP_MODELS), model=model))
     ms.set_context(mode=mode)
     ms.set_seed(seed)
     num_classes = 10
@@ -128,10 +130,10 @@ def _time_calls(step, x, y, steps, warmup):
     start = time.perf_counter()
     step(x, y).asnumpy()
     first = time.perf_counter() - start
-    for _ in range(max(0, warmup - 1)):
+    for _call in range(max(0, warmup - 1)):
         step(x, y).asnumpy()
     times = []
-    for _ in range(steps):
+    for _step in range(steps):
         start = time.perf_counter()
         step(x, y).asnumpy()
         times.append(time.perf_counter() - start)
@@ -148,7 +150,7 @@ def time_train_step(model="lenet5", batch_size=32, image_size=32, steps=5, warmu
     from mindspore import nn
 
     if mode not in ("graph", "pynative"):
-        raise ValueError(f"mode must be 'graph' or 'pynative', got {mode!r}.")
+        raise ValueError(_("mode must be 'graph' or 'pynative', got {mode!r}.").format(mode=mode))
     net, x, y, loss, optimizer = _random_problem(model, batch_size, image_size, steps, warmup, seed,
                                                  ms.GRAPH_MODE if mode == "graph" else ms.PYNATIVE_MODE)
     step = nn.TrainOneStepCell(nn.WithLossCell(net, loss), optimizer)
@@ -166,7 +168,7 @@ def time_in_subprocess(env: dict, timeout=600, **kwargs) -> dict:
     child_env.update({key: str(value) for key, value in env.items()})
     code = ("import json, sys, course_lib\nfrom course_lib.perf.timing import time_train_step\n"
             "print(json.dumps(time_train_step(**json.loads(sys.argv[1]))))")
-    return _child_json(code, json.dumps(kwargs), child_env, timeout, "timing subprocess")
+    return _child_json(code, json.dumps(kwargs), child_env, timeout, _("timing subprocess"))
 
 
 def _child_json(code, argument, env, timeout, what):
@@ -174,7 +176,8 @@ def _child_json(code, argument, env, timeout, what):
     result = subprocess.run([sys.executable, "-c", code, argument], capture_output=True, text=True, env=env,
                             timeout=timeout)
     if result.returncode != 0:
-        raise RuntimeError(f"{what} failed (exit {result.returncode}):\n{result.stderr[-1500:]}")
+        raise RuntimeError(_("{what} failed (exit {code}):\n{stderr}").format(
+            what=what, code=result.returncode, stderr=result.stderr[-1500:]))
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
@@ -253,24 +256,25 @@ def time_step_in_subprocess(model="lenet5", batch_size=32, image_size=32, api="g
     median``), ``host_blocking_seen`` (the variable's value the child ran with, ``None`` if unset) and the inputs.
     """
     if model not in STEP_MODELS:
-        raise ValueError(f"model must be one of {list(STEP_MODELS)}, got {model!r}. Fix: pass e.g. model='lenet5'.")
+        raise ValueError(_("model must be one of {step_models}, got {model!r}. Fix: pass e.g. model='lenet5'.").format(
+            step_models=list(STEP_MODELS), model=model))
     if api not in STEP_APIS:
-        raise ValueError(f"api must be 'graph' (nn.TrainOneStepCell in GRAPH_MODE) or 'jit' (@ms.jit in PyNative "
-                         f"mode), got {api!r}. Fix: pass api='graph' or api='jit'.")
+        raise ValueError(_("api must be 'graph' (nn.TrainOneStepCell in GRAPH_MODE) or 'jit' (@ms.jit in PyNative "
+                           "mode), got {api!r}. Fix: pass api='graph' or api='jit'.").format(api=api))
     if not (host_blocking is None or isinstance(host_blocking, bool)):
-        raise ValueError(f"host_blocking must be True (set {HOST_BLOCKING_VARIABLE}=1), False (remove it) or None "
-                         f"(course default), got {host_blocking!r}. Fix: pass a bool or None, not a string.")
-    batch_size = check_count("batch_size", batch_size, 1, "pass the number of images per step, e.g. 32.")
-    image_size = check_count("image_size", image_size, 1, "pass the image side in pixels, e.g. 32.")
+        raise TypeError(_("host_blocking must be True (set {host_blocking_variable}=1), False (remove it) or None "
+                          "(course default), got {host_blocking!r}. Fix: pass a bool or None, not a string.").format(
+                              host_blocking_variable=HOST_BLOCKING_VARIABLE, host_blocking=host_blocking))
+    batch_size = check_int("batch_size", batch_size, 1, fix=_("pass the number of images per step, e.g. 32"))
+    image_size = check_int("image_size", image_size, 1, fix=_("pass the image side in pixels, e.g. 32"))
     from course_lib.models import check_image_size
 
     check_image_size(model, image_size)
-    steps = check_count("steps", steps, 1, "time at least one step, e.g. steps=10.")
-    warmup = check_count("warmup", warmup, 0, "pass warmup=2 (the untimed first calls; 0 or 1 times only "
-                                              "the compiling call apart).")
-    seed = check_count("seed", seed, 0, "pass a non-negative int, e.g. seed=1.")
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
-        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}. Fix: e.g. timeout=600.")
+    steps = check_int("steps", steps, 1, fix=_("time at least one step, e.g. steps=10"))
+    warmup = check_int("warmup", warmup, 0, fix=_("pass warmup=2 (the untimed first calls; 0 or 1 times only "
+                                                  "the compiling call apart)"))
+    seed = check_int("seed", seed, 0, fix=_("pass a non-negative int, e.g. seed=1"))
+    timeout = check_real("timeout", timeout, 0, low_open=True, fix=_("e.g. timeout=600 (seconds)"))
 
     child_env = dict(os.environ)
     if host_blocking is True:
@@ -280,11 +284,12 @@ def time_step_in_subprocess(model="lenet5", batch_size=32, image_size=32, api="g
     step = {"model": model, "batch_size": batch_size, "image_size": image_size, "steps": steps, "warmup": warmup,
             "seed": seed}
     settings = json.dumps({"api": api, "host_blocking": host_blocking, "step": step})
-    what = f"timing subprocess ({api}, {model} b{batch_size} {image_size}px)"
+    what = _("timing subprocess ({api}, {model} b{batch_size} {image_size}px)").format(
+        api=api, model=model, batch_size=batch_size, image_size=image_size)
     try:
         timing = _child_json(_CHILD_CODE, settings, child_env, timeout, what)
     except subprocess.TimeoutExpired as error:
-        raise RuntimeError(f"{what} did not finish in {timeout} s. "
-                           "Fix: fewer steps, a smaller batch, or a larger timeout.") from error
+        raise RuntimeError(_("{what} did not finish in {timeout} s. Fix: fewer steps, a smaller batch, or a larger "
+                             "timeout.").format(what=what, timeout=timeout)) from error
     return {"api": api, "host_blocking": host_blocking, **step, **timing,
             "images_per_second": batch_size / timing["median"]}

@@ -14,6 +14,7 @@ import traceback
 
 import yaml
 
+from course_lib.i18n import _
 from course_lib.run import config as _config
 
 _SECTION = re.compile(r"^#\s*---\s*(?P<title>.+?)\s*---")
@@ -38,13 +39,13 @@ def schema() -> list:
         key = found["key"]
         meaning = (found["meaning"] or "").strip()
         if not meaning:
-            raise ValueError(f"{_config.DEFAULT_CONFIG.name}: key {key!r} has no comment, so --help cannot say what "
-                             f"it means. Fix: write '# <meaning>' after its value.")
+            raise ValueError(_("{name}: key {key!r} has no comment, so --help cannot say what it means. Fix: write "
+                               "'# <meaning>' after its value.").format(name=_config.DEFAULT_CONFIG.name, key=key))
         rows.append((section, key, defaults[key], _type_text(key, defaults[key]), _range_text(key), meaning))
     missing = sorted(set(defaults) - {row[1] for row in rows})
     if missing:
-        raise ValueError(f"{_config.DEFAULT_CONFIG.name}: keys {missing} are not on a 'key: value  # meaning' line. "
-                         f"Fix: write each key on one line.")
+        raise ValueError(_("{name}: keys {missing} are not on a 'key: value  # meaning' line. Fix: write each key "
+                           "on one line.").format(name=_config.DEFAULT_CONFIG.name, missing=missing))
     return rows
 
 
@@ -112,9 +113,9 @@ def check_working_directory():
     try:
         os.getcwd()
     except (FileNotFoundError, OSError):
-        raise RuntimeError("the current working directory no longer exists (it was deleted or moved after this "
-                           "shell went into it); MindSpore cannot start there. Fix: cd into an existing folder "
-                           "(e.g. cd ~) and run the command again.") from None
+        raise RuntimeError(_("the current working directory no longer exists (it was deleted or moved after this "
+                             "shell went into it); MindSpore cannot start there. Fix: cd into an existing folder "
+                             "(e.g. cd ~) and run the command again.")) from None
 
 
 def load(argv, description: str, script: str, doc: str = "", extra_help: str = ""):
@@ -148,26 +149,30 @@ _MAP_OP = re.compile(r"map operation: \[(?P<op>\w+)\] failed")
 def describe_pipeline_error(text: str, where: str = ""):
     """One clear message for a MindData runtime error (which operation, which file, the fix), or None if ``text``
     is not one. ``where`` says when it happened, e.g. "at epoch 1, step 3"."""
-    from course_lib.data.stats import pipeline_error_lines
-
     if "dataset pipeline" not in text.lower():  # also holds the "Dataset Pipeline Error Message" heading
         return None
+    # only now: course_lib.data imports MindSpore, and run_cli reports errors raised before MindSpore may be imported
+    from course_lib.data.stats import pipeline_error_lines
+
     detail = [line.removeprefix("[ERROR]").strip() for line in pipeline_error_lines(text) or ()]
     found, op = _DATA_FILE.search(text), _MAP_OP.search(text)
     file = found.group("file") if found else None
-    what = f"the data pipeline failed{' ' + where if where else ''}"
+    what = _("the data pipeline failed")
+    if where:
+        what += " " + where
     if op:
-        what += f" in its {op.group('op')} step"
+        what += _(" in its {op} step").format(op=op.group("op"))
     if file:
-        what += f" on the file {file}"
-    message = what + (": " + " ".join(detail)[:400] if detail else ".")
+        what += _(" on the file {file}").format(file=file)
+    # MindData's own text (detail) stays as MindData wrote it
+    message = _("{what}: {detail}").format(what=what, detail=" ".join(detail)[:400]) if detail else what + "."
     if file and op and op.group("op") == "Decode":
-        fix = f"Fix: {file} is not a readable image: remove or replace it, then run again"
+        fix = _("Fix: {file} is not a readable image: remove or replace it, then run again").format(file=file)
     elif file:
-        fix = f"Fix: check {file} (remove or replace it), then run again"
+        fix = _("Fix: check {file} (remove or replace it), then run again").format(file=file)
     else:
-        fix = "Fix: check the data set files (run with --debug true for MindData's full report), then run again"
-    return f"{message}\n{fix} (--resume continues from the last checkpoint)."
+        fix = _("Fix: check the data set files (run with --debug true for MindData's full report), then run again")
+    return _("{message}\n{fix} (--resume continues from the last checkpoint).").format(message=message, fix=fix)
 
 
 def check_other_output_folders():
@@ -205,7 +210,7 @@ def run_cli(main_fn, argv=None) -> int:
         print(str(stop), file=sys.stderr, flush=True)
         return 130
     except KeyboardInterrupt:
-        print("interrupted before training started; nothing was written.", file=sys.stderr, flush=True)
+        print(_("interrupted before training started; nothing was written."), file=sys.stderr, flush=True)
         return 130
     except Exception as error:  # noqa: BLE001 - the script's boundary: one readable message, never a raw traceback
         if debug:
@@ -218,9 +223,10 @@ def run_cli(main_fn, argv=None) -> int:
             lines = [line for line in text.splitlines() if line.strip() and not line.startswith(("-", "["))]
             text = "\n".join(lines[:6])
             if "mpirun" in text or "MS_WORKER_NUM" in text or "communication" in text.lower():
-                text += "\nFix: start distributed runs with msrun (not mpirun), e.g. msrun --worker_num=2 " \
-                        "--local_worker_num=2 scripts/train.py --device_num 2"
-        print(f"error ({type(error).__name__}): {text}", file=sys.stderr, flush=True)
+                text += "\n" + _("Fix: start distributed runs with msrun (not mpirun), e.g. msrun --worker_num=2 "
+                                  "--local_worker_num=2 scripts/train.py --device_num 2")
+        print(_("error ({error_type}): {text}").format(
+            error_type=type(error).__name__, text=text), file=sys.stderr, flush=True)
         if not debug:
-            print("(run with --debug true, or COURSE_DEBUG=1, for the full traceback)", file=sys.stderr, flush=True)
+            print(_("(run with --debug true, or COURSE_DEBUG=1, for the full traceback)"), file=sys.stderr, flush=True)
         return 1

@@ -21,6 +21,8 @@ import socket
 import sys
 from pathlib import Path
 
+from course_lib.i18n import _
+
 #: Environment variables msrun gives every process of a job, beside MS_ROLE.
 CLUSTER_VARIABLES = ("MS_WORKER_NUM", "MS_SCHED_HOST", "MS_SCHED_PORT")
 ROLES = {"MS_SCHED": "scheduler", "MS_WORKER": "worker"}
@@ -35,8 +37,8 @@ def role(environ=None) -> str:
     if not value:
         return "standalone"
     if value not in ROLES:
-        raise ValueError(f"MS_ROLE is {value!r}; the course's scripts run only as msrun's MS_SCHED or MS_WORKER. "
-                         f"Fix: {_UNSET}, or launch with msrun.")
+        raise ValueError(_("MS_ROLE is {value!r}; the course's scripts run only as msrun's MS_SCHED or MS_WORKER. "
+                           "Fix: {unset}, or launch with msrun.").format(value=value, unset=_UNSET))
     return ROLES[value]
 
 
@@ -81,30 +83,33 @@ def check_environment(cfg, environ=None, launcher=None):
     kind = role(environ)
     if kind == "standalone":
         if cfg.device_num > 1:
-            raise ValueError(f"device_num is {cfg.device_num}, but this process was not started by msrun. Fix: "
-                             f"msrun --worker_num={cfg.device_num} --local_worker_num={cfg.device_num} "
-                             "scripts/train.py ... (msrun, not mpirun), or --device_num 1.")
+            raise ValueError(_("device_num is {device_num}, but this process was not started by msrun. Fix: msrun "
+                               "--worker_num={device_num} --local_worker_num={device_num} scripts/train.py ... "
+                               "(msrun, not mpirun), or --device_num 1.").format(device_num=cfg.device_num))
         return kind
     missing = [name for name in CLUSTER_VARIABLES if not environ.get(name)]
     if missing:
-        verb = "is" if len(missing) == 1 else "are"
-        raise ValueError(f"MS_ROLE is {environ['MS_ROLE']}, but {', '.join(missing)} {verb} not set, so this "
-                         f"process was not started by msrun: MS_ROLE was probably left exported by "
-                         f"an earlier msrun job or notebook. Fix: {_UNSET}, or launch with msrun.")
+        verb = "is" if len(missing) == 1 else "are"  # Translators: {verb} is English "is"/"are"; leave it out
+        raise ValueError(_("MS_ROLE is {ms_role}, but {missing} {verb} not set, so this process was not "
+                           "started by msrun: MS_ROLE was probably left exported by an earlier msrun job or "
+                           "notebook. Fix: {unset}, or launch with msrun.").format(
+                               ms_role=environ['MS_ROLE'], missing=', '.join(missing), verb=verb, unset=_UNSET))
     workers = environ["MS_WORKER_NUM"]
     if not workers.isdigit() or int(workers) < 1:
-        raise ValueError(f"MS_WORKER_NUM is {workers!r}, not a number of workers. Fix: {_UNSET}, or launch with msrun.")
+        raise ValueError(_("MS_WORKER_NUM is {workers!r}, not a number of workers. Fix: {unset}, or launch with "
+                           "msrun.").format(workers=workers, unset=_UNSET))
     launcher = msrun_command() if launcher is None else launcher
     if kind == "worker" and not launcher:
         host, port = environ["MS_SCHED_HOST"], environ["MS_SCHED_PORT"]
         if not port.isdigit() or not _scheduler_reachable(host, int(port)):
-            raise ValueError(f"MS_ROLE is MS_WORKER, but no msrun started this process and no scheduler answers at "
-                             f"{host}:{port}: the msrun variables were probably left exported by an earlier job. "
-                             f"Fix: {_UNSET}, or launch with msrun --worker_num=N ... scripts/train.py --device_num N.")
+            raise ValueError(_("MS_ROLE is MS_WORKER, but no msrun started this process and no scheduler answers "
+                               "at {host}:{port}: the msrun variables were probably left exported by an earlier "
+                               "job. Fix: {unset}, or launch with msrun --worker_num=N ... scripts/train.py "
+                               "--device_num N.").format(host=host, port=port, unset=_UNSET))
     if int(workers) != cfg.device_num:
-        raise ValueError(f"msrun started {workers} workers (MS_WORKER_NUM={workers}), but device_num is "
-                         f"{cfg.device_num}. Fix: --device_num {workers} (one rank per worker), or "
-                         f"msrun --worker_num={cfg.device_num}.")
+        raise ValueError(_("msrun started {workers} workers (MS_WORKER_NUM={workers}), but device_num is "
+                           "{device_num}. Fix: --device_num {workers} (one rank per worker), or msrun "
+                           "--worker_num={device_num}.").format(workers=workers, device_num=cfg.device_num))
     return kind
 
 
@@ -114,11 +119,15 @@ def serve_as_scheduler(launcher=None) -> None:
     launcher = msrun_command() if launcher is None else launcher
     node_rank = msrun_option(launcher, "node_rank")
     if node_rank is not None and node_rank.isdigit() and int(node_rank) >= 1:
-        print(f"scheduler of node {node_rank}: msrun started it because --master_addr is an address of this machine "
-              f"(a multi-node job on one machine); node 0's scheduler serves the job, so this one exits.", flush=True)
+        print(_("scheduler of node {node_rank}: msrun started it because --master_addr is an address of this "
+                "machine (a multi-node job on one machine); node 0's scheduler serves the job, so this one "
+                "exits.").format(node_rank=node_rank), flush=True)
         return
-    print(f"scheduler: serving {os.environ.get('MS_WORKER_NUM')} workers at {os.environ.get('MS_SCHED_HOST')}:"
-          f"{os.environ.get('MS_SCHED_PORT')} (no data, no checkpoints)", flush=True)
+    print(_("scheduler: serving {workers} workers at "
+            "{host}:{port} (no data, no checkpoints)").format(
+                workers=os.environ.get('MS_WORKER_NUM'),
+                host=os.environ.get('MS_SCHED_HOST'),
+                port=os.environ.get('MS_SCHED_PORT')), flush=True)
     from mindspore.communication import init
 
     init()  # returns only if MindSpore changes how the scheduler ends

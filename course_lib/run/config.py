@@ -12,6 +12,8 @@ from pathlib import Path
 
 import yaml
 
+from course_lib.i18n import _
+
 DEFAULT_CONFIG = Path(__file__).resolve().parent / "configs" / "default.yaml"
 
 #: Keys whose default is null, and the type a non-null value must have.
@@ -66,12 +68,13 @@ def _check_range(key, value, where):
     from course_lib.validation import check_int, check_real
 
     low, high, low_open, high_open = RANGES[key]
-    fix = f"set {key} in your YAML or with --{key}"
-    name = f"Config key {key!r}{where}"
+    fix = _("set {key} in your YAML or with --{key}").format(key=key)
+    name = _("Config key {key!r}{where}").format(key=key, where=where)
     if not isinstance(low, float):
         value = check_int(name, value, low, high, fix=fix)
         if key == "steps_per_epoch" and value == 0:
-            raise ValueError(f"{name} must be -1 (the whole data set) or >= 1, got 0. Fix: {fix}.")
+            raise ValueError(_("{name} must be -1 (the whole data set) or >= 1, got 0. Fix: {fix}.").format(
+                name=name, fix=fix))
         return value
     return check_real(name, value, low, high, low_open, high_open, fix=fix)
 
@@ -86,7 +89,8 @@ class Config:
         try:
             return self._values[key]
         except KeyError:
-            raise AttributeError(f"Config has no key {key!r}. Known keys: {', '.join(sorted(self._values))}.") from None
+            raise AttributeError(_("Config has no key {key!r}. Known keys: {known}.").format(
+                key=key, known=', '.join(sorted(self._values)))) from None
 
     def __setattr__(self, key, value):
         self._values[key] = value
@@ -114,7 +118,7 @@ class _UniqueKeyLoader(yaml.SafeLoader):
     def construct_mapping(self, node, deep=False):
         if isinstance(node, yaml.MappingNode):
             seen = {}
-            for key_node, _ in node.value:
+            for key_node, _value_node in node.value:
                 if key_node.tag == "tag:yaml.org,2002:merge":
                     continue
                 key = self.construct_object(key_node, deep=True)
@@ -146,56 +150,66 @@ def _safe_load_unique(text: str):
 
 def _read_yaml(path) -> dict:
     if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"Config path must be a file path (str or Path) or None, got {path!r} "
-                        f"({type(path).__name__}). Fix: e.g. load_config('my.yaml'), or path=None for the defaults.")
+        raise TypeError(_("Config path must be a file path (str or Path) or None, got {path!r} ({path_type}). Fix: "
+                          "e.g. load_config('my.yaml'), or path=None for the defaults.").format(
+                              path=path, path_type=type(path).__name__))
     path = Path(path).expanduser()
     if path.is_dir():
-        raise IsADirectoryError(f"Config path {path} is a folder, not a YAML file. Fix: pass the .yaml file "
-                                f"inside it, e.g. {path / 'config.yaml'}.")
+        raise IsADirectoryError(_("Config path {path} is a folder, not a YAML file. Fix: pass the .yaml file "
+                                  "inside it, e.g. {example}.").format(
+                                      path=path, example=path / 'config.yaml'))
     if not path.is_file():
-        raise FileNotFoundError(f"Config file {path} does not exist. Fix: pass the path of a YAML file, "
-                                f"e.g. course_lib/run/configs/default.yaml, or path=None for the defaults.")
+        raise FileNotFoundError(_("Config file {path} does not exist. Fix: pass the path of a YAML file, e.g. "
+                                  "course_lib/run/configs/default.yaml, or path=None for the defaults.").format(
+                                      path=path))
     try:
         data = _safe_load_unique(path.read_bytes().decode("utf-8"))
     except _DuplicateKey as duplicate:
-        raise ValueError(f"Config file {path} sets key {duplicate.key!r} twice (lines {duplicate.first} and "
-                         f"{duplicate.second}); YAML would silently keep only the last value. Fix: keep one "
-                         f"{duplicate.key!r} line and delete the other.") from None
+        raise ValueError(_("Config file {path} sets key {duplicate_key!r} twice (lines {duplicate_first} and "
+                           "{duplicate_second}); YAML would silently keep only the last value. Fix: keep one "
+                           "{duplicate_key!r} line and delete the other.").format(
+                               path=path, duplicate_key=duplicate.key, duplicate_first=duplicate.first,
+                               duplicate_second=duplicate.second)) from None
     except UnicodeDecodeError as error:
-        raise ValueError(f"Config file {path} is not UTF-8 text (byte {error.object[error.start]:#04x} at "
-                         f"offset {error.start}). Fix: save the file as UTF-8.") from None
+        raise ValueError(_("Config file {path} is not UTF-8 text (byte {byte:#04x} at offset {error_start}). Fix: "
+                           "save the file as UTF-8.").format(
+                               path=path, byte=error.object[error.start], error_start=error.start)) from None
     except yaml.YAMLError as error:
-        raise ValueError(f"Config file {path} is not valid YAML: {error}") from None
+        raise ValueError(_("Config file {path} is not valid YAML: {error}").format(path=path, error=error)) from None
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise ValueError(f"Config file {path} must hold a mapping of key: value lines, "
-                         f"got a {type(data).__name__}. Fix: write one `key: value` per line.")
+        raise ValueError(_("Config file {path} must hold a mapping of key: value lines, got a {data_type}. Fix: "
+                           "write one `key: value` per line.").format(path=path, data_type=type(data).__name__))
     return data
 
 
 def _check_value(key, value, default, source):
-    where = f" (from {source})" if source else ""
+    where = _(" (from {source})").format(source=source) if source else ""
     if default is None:
         expected = NULLABLE_TYPES.get(key)
         if value is None or expected is None:
             return value
         if key in PATH_KEYS and isinstance(value, str) and not value.strip():
-            raise ValueError(f"Config key {key!r} is an empty path ({value!r}){where}: it would silently mean "
-                             f"the default or the current folder. Fix: write a path, or null for the default.")
+            raise ValueError(_("Config key {key!r} is an empty path ({value!r}){where}: it would silently mean the "
+                               "default or the current folder. Fix: write a path, or null for the default.").format(
+                                   key=key, value=value, where=where))
         if key == "all_reduce_fusion_config":
             from course_lib.validation import check_all_reduce_fusion_config
 
             return check_all_reduce_fusion_config(
-                value, f"Config key {key!r}{where}",
-                fix=f"set {key} in your YAML (or --{key}) to a flat list of increasing gradient indices, "
-                    f"e.g. [85, 160], or null")
+                value, _("Config key {key!r}{where}").format(key=key, where=where),
+                fix=_("set {key} in your YAML (or --{key}) to a flat list of increasing gradient indices, "
+                      "e.g. [85, 160], or null").format(key=key))
         if expected is int and isinstance(value, bool):
             pass
         elif isinstance(value, expected) or (expected is int and hasattr(value, "__index__")):
             return _check_range(key, int(value), where) if key in RANGES else value
-        raise ValueError(f"Config key {key!r} must be null or {'an' if expected is int else 'a'} "
-                         f"{expected.__name__}, got {value!r}{where}. Fix the value in your YAML or override.")
+        # Translators: {article} is English "a"/"an"; leave it out
+        raise TypeError(_("Config key {key!r} must be null or {article} {kind}, got "
+                          "{value!r}{where}. Fix the value in your YAML or override.").format(
+                              key=key, article="an" if expected is int else "a", kind=expected.__name__,
+                              value=value, where=where))
     if isinstance(value, str) and isinstance(default, float):
         value = _number_from_text(value, float)
     if isinstance(default, bool):
@@ -209,14 +223,17 @@ def _check_value(key, value, default, source):
         ok = isinstance(value, type(default))
     if not ok:
         kind = type(default).__name__
-        raise ValueError(f"Config key {key!r} must be {'an' if kind[0] in 'aeiou' else 'a'} {kind} like its "
-                         f"default {default!r}, "
-                         f"got {value!r} ({type(value).__name__}){where}. Fix the value in your YAML or override.")
+        # Translators: {article} is English "a"/"an"; leave it out
+        raise TypeError(_("Config key {key!r} must be {article} {kind} like its default "
+                          "{default!r}, got {value!r} ({value_type}){where}. Fix the value in your YAML or "
+                          "override.").format(
+                              key=key, article="an" if kind[0] in "aeiou" else "a", kind=kind,
+                              default=default, value=value, value_type=type(value).__name__, where=where))
     if ok and key in RANGES:
         value = _check_range(key, value, where)
     if key in CHOICES and value not in CHOICES[key]:
-        raise ValueError(f"Config key {key!r} must be one of {list(CHOICES[key])}, got {value!r}{where}. "
-                         f"Fix the YAML key {key}.")
+        raise ValueError(_("Config key {key!r} must be one of {choices}, got {value!r}{where}. Fix the YAML key "
+                           "{key}.").format(key=key, choices=list(CHOICES[key]), value=value, where=where))
     return value
 
 
@@ -234,8 +251,9 @@ def _number_from_text(text, kind):
 def _merge(values: dict, updates: dict, defaults: dict, source: str):
     unknown = sorted(set(updates) - set(defaults))
     if unknown:
-        raise ValueError(f"Unknown config key(s) {unknown} (from {source}). Known keys: "
-                         f"{', '.join(sorted(defaults))}. Fix: check the spelling or remove the key.")
+        raise ValueError(_("Unknown config key(s) {unknown} (from {source}). Known keys: {known}. "
+                           "Fix: check the spelling or remove the key.").format(
+                               unknown=unknown, source=source, known=', '.join(sorted(defaults))))
     for key, value in updates.items():
         values[key] = _check_value(key, value, defaults[key], source)
 
@@ -249,13 +267,14 @@ def parse_overrides(argv) -> tuple:
     while i < len(argv):
         token = argv[i]
         if not token.startswith("--"):
-            raise ValueError(f"Unexpected command-line argument {token!r}. Use --key value pairs, e.g. --epochs 3.")
+            raise ValueError(_("Unexpected command-line argument {token!r}. Use --key value pairs, e.g. "
+                               "--epochs 3.").format(token=token))
         key, eq, raw = token[2:].partition("=")
         if not eq:
             if key.replace("-", "_") in flags and (i + 1 >= len(argv) or argv[i + 1].startswith("--")):
                 raw, i = "true", i + 1
             elif i + 1 >= len(argv):
-                raise ValueError(f"Command-line option --{key} needs a value, e.g. --{key} 1.")
+                raise ValueError(_("Command-line option --{key} needs a value, e.g. --{key} 1.").format(key=key))
             else:
                 raw, i = argv[i + 1], i + 2
         else:
@@ -266,9 +285,9 @@ def parse_overrides(argv) -> tuple:
             continue
         if key in PATH_KEYS:
             if not raw.strip():
-                raise ValueError(f"Command-line option --{key} is empty ({raw!r}): an empty path would silently "
-                                 f"mean the default or the current folder. Fix: pass a path, or leave out "
-                                 f"--{key} for its default.")
+                raise ValueError(_("Command-line option --{key} is empty ({raw!r}): an empty path would silently "
+                                   "mean the default or the current folder. Fix: pass a path, or leave out --{key} "
+                                   "for its default.").format(key=key, raw=raw))
             overrides[key] = raw  # a path typed on the command line is a path, even "~" or "null"
             continue
         try:
@@ -294,7 +313,7 @@ def load_config(path=None, argv=None, **overrides) -> Config:
     path = path if path is not None else cli_path
     if path is not None:
         _merge(values, _read_yaml(path), defaults, str(path))
-    _merge(values, cli_overrides, defaults, "the command line")
-    _merge(values, overrides, defaults, "keyword overrides")
+    _merge(values, cli_overrides, defaults, _("the command line"))
+    _merge(values, overrides, defaults, _("keyword overrides"))
     return Config(values)
 

@@ -10,6 +10,7 @@ import os
 import mindspore as ms
 from mindspore.communication import get_group_size, get_rank, init
 
+from course_lib.i18n import _
 from course_lib.validation import check_all_reduce_fusion_config, check_int
 
 DEVICE_TARGETS = ("CPU", "GPU", "Ascend")
@@ -44,22 +45,21 @@ def device_available(target: str) -> bool:
         return False
 
 
-def _check_int(key, value, low):
-    return check_int(key, value, low, message="Invalid {name}: {value!r}, should be an int >= {low}. "
-                                               "Fix the config key {name}.", type_error=ValueError)
+def _fix_key(key, low):
+    return _("set the config key {key} to a whole number >= {low}").format(key=key, low=low)
 
 
 def _check_cfg(cfg):
     """``cfg`` must be a Config, a dict or a config object (argparse Namespace, ...): checked before any global
     state (seed, mode, device) is touched."""
     if isinstance(cfg, (str, bytes, os.PathLike)):
-        raise TypeError(f"init_env takes a loaded config, not a file path: got {os.fspath(cfg)!r}. Fix: "
-                        f"init_env(load_config({os.fspath(cfg)!r})).")
+        raise TypeError(_("init_env takes a loaded config, not a file path: got {path!r}. Fix: "
+                          "init_env(load_config({path!r})).").format(path=os.fspath(cfg)))
     if isinstance(cfg, dict) or (hasattr(cfg, "__dict__") and not isinstance(cfg, type)):
         return
-    raise TypeError(f"init_env needs a config (course_lib.run.config.Config or a dict), got {cfg!r} "
-                    f"({type(cfg).__name__}). Fix: init_env(load_config()) for the defaults, or "
-                    f"init_env(load_config('my.yaml')).")
+    raise TypeError(_("init_env needs a config (course_lib.run.config.Config or a dict), got {cfg!r} ({cfg_type}). "
+                      "Fix: init_env(load_config()) for the defaults, or init_env(load_config('my.yaml')).").format(
+                          cfg=cfg, cfg_type=type(cfg).__name__))
 
 
 def _runtime_started() -> bool:
@@ -75,9 +75,10 @@ def _set_device_once(target: str, device_id: int):
     if _runtime_started():
         current = ms.get_context("device_target")
         if current != target:
-            raise RuntimeError(f"MindSpore already runs on {current} in this process; the device cannot change "
-                               f"to {target} once a kernel has executed. Fix: restart the Python process "
-                               f"(kernel) and call init_env before running any operator.")
+            raise RuntimeError(_("MindSpore already runs on {current} in this process; the device cannot change to "
+                                 "{target} once a kernel has executed. Fix: restart the Python process (kernel) "
+                                 "and call init_env before running any operator.").format(
+                                     current=current, target=target))
         return
     ms.set_device(target, device_id)
 
@@ -90,31 +91,33 @@ def init_env(cfg):
     back the resolved device_target, device_num and rank_id. Returns ``cfg``.
     """
     _check_cfg(cfg)
-    seed = _check_int("seed", _get(cfg, "seed", 1), 0)
+    seed = check_int("seed", _get(cfg, "seed", 1), 0, fix=_fix_key("seed", 0))
     ms.set_seed(seed)
 
     target = _get(cfg, "device_target")
     if target in (None, "None", "none", "auto"):
         target = next(t for t in ("Ascend", "GPU", "CPU") if device_available(t))
     if target not in DEVICE_TARGETS:
-        raise ValueError(f"Invalid device_target: {target!r}, should be in [None, 'Ascend', 'GPU', 'CPU']. "
-                         f"Fix the config key device_target (None picks the best available device).")
+        raise ValueError(_("Invalid device_target: {target!r}, should be in [None, 'Ascend', 'GPU', 'CPU']. Fix "
+                           "the config key device_target (None picks the best available device).").format(
+                               target=target))
     if not device_available(target):
         runtime = RUNTIMES[target]
-        raise RuntimeError(f"device_target {target!r} is not available in this MindSpore install "
-                           f"({ms.__version__}): the wheel carries a {target} plugin (mindspore/lib/plugin/), but "
-                           f"it cannot load because the {runtime} runtime libraries are missing on this machine. "
-                           f"Fix: set device_target to 'CPU' or None, or run on a machine with a {target} device "
-                           f"and {runtime} installed.")
+        raise RuntimeError(_("device_target {target!r} is not available in this MindSpore install "
+                             "({version}): the wheel carries a {target} plugin (mindspore/lib/plugin/), but "
+                             "it cannot load because the {runtime} runtime libraries are missing on this machine. "
+                             "Fix: set device_target to 'CPU' or None, or run on a machine with a {target} device "
+                             "and {runtime} installed.").format(
+                                 target=target, version=ms.__version__, runtime=runtime))
     mode = _get(cfg, "context_mode", "graph")
     if mode not in CONTEXT_MODES:
-        raise ValueError(f"Invalid context_mode: {mode!r}, should be in ['graph', 'pynative']. "
-                         f"Fix the config key context_mode.")
-    device_num = _check_int("device_num", _get(cfg, "device_num", 1), 1)
+        raise ValueError(_("Invalid context_mode: {mode!r}, should be in ['graph', 'pynative']. Fix the config key "
+                           "context_mode.").format(mode=mode))
+    device_num = check_int("device_num", _get(cfg, "device_num", 1), 1, fix=_fix_key("device_num", 1))
     fusion = check_all_reduce_fusion_config(_get(cfg, "all_reduce_fusion_config"),
                                             fix="fix the config key all_reduce_fusion_config: a flat list of "
                                                 "increasing gradient indices, e.g. [85, 160], or null")
-    device_id = _check_int("device_id", _get(cfg, "device_id", 0), 0)
+    device_id = check_int("device_id", _get(cfg, "device_id", 0), 0, fix=_fix_key("device_id", 0))
 
     ms.set_context(mode=CONTEXT_MODES[mode])
     if target == "CPU":
@@ -133,17 +136,18 @@ def init_env(cfg):
         init()
         group_size = get_group_size()
         if device_num != group_size:
-            raise ValueError(f"the setting device_num: {device_num} not equal to the real group_size: "
-                             f"{group_size}. Fix: launch with msrun --worker_num={device_num} or set "
-                             f"device_num to {group_size}.")
+            raise ValueError(_("the setting device_num: {device_num} not equal to the real group_size: "
+                               "{group_size}. Fix: launch with msrun --worker_num={device_num} or set device_num "
+                               "to {group_size}.").format(device_num=device_num, group_size=group_size))
         _set(cfg, "rank_id", get_rank())
         ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.DATA_PARALLEL, gradients_mean=True)
         if fusion:
             ms.set_auto_parallel_context(all_reduce_fusion_config=list(fusion))
-        print(f"run distribute! rank {get_rank()} of {group_size}", flush=True)
+        print(_("run distribute! rank {rank} of {group_size}").format(
+            rank=get_rank(), group_size=group_size), flush=True)
     else:
         _set(cfg, "device_num", 1)
         _set(cfg, "rank_id", 0)
         ms.reset_auto_parallel_context()
-        print("run standalone!", flush=True)
+        print(_("run standalone!"), flush=True)
     return cfg

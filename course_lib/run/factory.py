@@ -5,6 +5,8 @@ and MindSpore's model zoo). MindSpore is imported inside the functions, so impor
 """
 from pathlib import Path
 
+from course_lib.i18n import _
+
 CLASSIFICATION_DATASETS = ("digits_mnist", "imagefolder")
 
 
@@ -14,18 +16,21 @@ def check_classification_config(cfg):
     Single keys (ranges, choices, types) are checked by ``course_lib.run.config.load_config``; these are the rules
     that tie two keys together."""
     if cfg.dataset not in CLASSIFICATION_DATASETS:
-        raise ValueError(f"dataset must be one of {CLASSIFICATION_DATASETS} for classification, got "
-                         f"{cfg.dataset!r}. Fix: --dataset digits_mnist (LeNet-5) or --dataset imagefolder "
-                         "(ResNet); the 'shapes' set is for segmentation (lesson 09).")
+        raise ValueError(_("dataset must be one of {classification_datasets} for classification, got {dataset!r}. "
+                           "Fix: --dataset digits_mnist (LeNet-5) or --dataset imagefolder (ResNet); the 'shapes' "
+                           "set is for segmentation (lesson 09).").format(
+                               classification_datasets=CLASSIFICATION_DATASETS, dataset=cfg.dataset))
     if cfg.model.startswith("resnet") and cfg.dataset != "imagefolder":
-        raise ValueError(f"model {cfg.model!r} takes RGB images, but dataset {cfg.dataset!r} is grayscale. "
-                         "Fix: --dataset imagefolder (embedded digits as RGB PNGs, or your ImageNet root).")
+        raise ValueError(_("model {model!r} takes RGB images, but dataset {dataset!r} is grayscale. Fix: --dataset "
+                           "imagefolder (embedded digits as RGB PNGs, or your ImageNet root).").format(
+                               model=cfg.model, dataset=cfg.dataset))
     from course_lib.models import check_image_size
 
     check_image_size(cfg.model, cfg.image_size, fix="--image_size ")
     if cfg.dataset == "digits_mnist" and cfg.num_classes != 10:
-        raise ValueError(f"num_classes is {cfg.num_classes}, but the digits have 10 classes (labels 0-9): labels "
-                         f">= num_classes would train silently with a meaningless loss. Fix: --num_classes 10.")
+        raise ValueError(_("num_classes is {num_classes}, but the digits have 10 classes (labels 0-9): labels >= "
+                           "num_classes would train silently with a meaningless loss. Fix: --num_classes 10.").format(
+                               num_classes=cfg.num_classes))
 
 
 def checkpoint_folder(cfg) -> Path:
@@ -125,6 +130,7 @@ def resolve_checkpoint(cfg) -> Path:
     folder = checkpoint_folder(cfg)
     found = CheckpointManager(folder, cfg.model).checkpoints()
     if not found:
-        raise FileNotFoundError(f"No checkpoint {cfg.model}-*.ckpt in {relative(folder)}. Fix: pass "
-                                "--checkpoint_path FILE, or train first with scripts/train.py.")
+        raise FileNotFoundError(_("No checkpoint {model}-*.ckpt in {folder}. Fix: pass --checkpoint_path FILE, or "
+                                  "train first with scripts/train.py.").format(
+                                      model=cfg.model, folder=relative(folder)))
     return found[0]

@@ -10,6 +10,7 @@ import contextlib
 import hashlib
 import time
 
+from course_lib.i18n import _
 from course_lib.run import cluster, settings
 from course_lib.run.cli import DataPipelineFailed, TrainingInterrupted, describe_pipeline_error
 from course_lib.run.factory import (check_classification_config, checkpoint_folder, create_dataset, create_model,
@@ -23,9 +24,9 @@ def _read_resumable(path):
 
     params = load_checkpoint(path)
     if "epoch_num" not in params or "global_step" not in params:
-        raise RuntimeError(f"{relative(path)} has no epoch_num/global_step entries, so it was not written by "
-                           "scripts/train.py and cannot be resumed. Fix: use --checkpoint_path to start from "
-                           "its weights instead of --resume.")
+        raise RuntimeError(_("{path} has no epoch_num/global_step entries, so it was not written by "
+                             "scripts/train.py and cannot be resumed. Fix: use --checkpoint_path to start from its "
+                             "weights instead of --resume.").format(path=relative(path)))
     return params
 
 
@@ -39,14 +40,15 @@ def _apply_state(path, params, net, optimizer, steps_per_epoch: int) -> int:
                        if name == "global_step" or name.startswith("moments.")}
     missing = [p.name for p in optimizer.moments if p.name not in optimizer_state]
     if missing:
-        raise ValueError(f"{relative(path)} lacks optimizer moments for {missing[:3]} … . Fix: resume with the "
-                         "same model and optimizer settings it was trained with.")
+        raise ValueError(_("{path} lacks optimizer moments for {missing} … . Fix: resume with the same model and "
+                           "optimizer settings it was trained with.").format(path=relative(path), missing=missing[:3]))
     epoch, step = int(params["epoch_num"].asnumpy()), int(params["global_step"].asnumpy()[0])
     if step != epoch * steps_per_epoch:
-        raise ValueError(f"{relative(path)} was saved after {step} optimizer steps in {epoch} epochs, but this "
-                         f"run has {steps_per_epoch} steps per epoch, so the learning-rate schedule and data "
-                         "order would not continue where they stopped. Fix: resume with the same batch_size, "
-                         "steps_per_epoch and data as the interrupted run.")
+        raise ValueError(_("{path} was saved after {step} optimizer steps in {epoch} epochs, but this run has "
+                           "{steps_per_epoch} steps per epoch, so the learning-rate schedule and data order would "
+                           "not continue where they stopped. Fix: resume with the same batch_size, steps_per_epoch "
+                           "and data as the interrupted run.").format(
+                               path=relative(path), step=step, epoch=epoch, steps_per_epoch=steps_per_epoch))
     load_checkpoint(path, net, strict=True)
     # Not ms.load_param_into_net(optimizer, ...): for the optimizer's own references to the weights it
     # finds no exact name and falls back to stripping the "moments." prefix, loading moments INTO weights.
@@ -93,7 +95,7 @@ def _checkpoint_callback(manager, steps_per_epoch: int, every: int, last_epoch: 
             if epoch % every and epoch != last_epoch:
                 return
             path = manager.save(cb_params.train_network, epoch, steps_per_epoch, append_dict={"epoch_num": epoch})
-            print(f"saved {relative(path)}", flush=True)
+            print(_("saved {path}").format(path=relative(path)), flush=True)
 
     return EpochCheckpoint()
 
@@ -116,16 +118,19 @@ def _progress_callbacks(cfg, steps_per_epoch: int, position: dict):
             step = (args.cur_step_num - 1) % steps_per_epoch + 1
             position.update(epoch=args.cur_epoch_num, step=step)
             if value != value or value in (float("inf"), float("-inf")):
-                raise ValueError(f"the loss became {value} at epoch {args.cur_epoch_num}, step {step} (global step "
-                                 f"{args.cur_step_num}): training diverged, so no checkpoint of this epoch is "
-                                 f"written. Fix: lower --lr (now {cfg.lr}) or --loss_scale, then train again.")
+                raise ValueError(_("the loss became {value} at epoch {cur_epoch_num}, step {step} (global step "
+                                   "{cur_step_num}): training diverged, so no checkpoint of this epoch is written. "
+                                   "Fix: lower --lr (now {lr}) or --loss_scale, then train again.").format(
+                                       value=value, cur_epoch_num=args.cur_epoch_num, step=step,
+                                       cur_step_num=args.cur_step_num, lr=cfg.lr))
             self.losses.append(value)
 
         def on_train_epoch_end(self, run_context):
             epoch = run_context.original_args().cur_epoch_num
             mean = sum(self.losses) / len(self.losses)
-            print(f"epoch {epoch}/{cfg.epochs}: loss {mean:.4f} ({len(self.losses)} steps, "
-                  f"{time.perf_counter() - self.start:.1f} s)", flush=True)
+            print(_("epoch {epoch}/{epochs}: loss {mean:.4f} ({n_losses} steps, {seconds:.1f} s)").format(
+                epoch=epoch, epochs=cfg.epochs, mean=mean, n_losses=len(self.losses),
+                seconds=time.perf_counter() - self.start), flush=True)
 
     return [Progress()]
 
@@ -183,9 +188,10 @@ def _check_ranks_identical(net, size: int) -> str:
     parts = [float(int(digest[i:i + 6], 16)) for i in range(0, 24, 6)]  # 24-bit pieces are exact in float32
     rows = _all_gather(parts)
     if not (rows == rows[0]).all():
-        raise RuntimeError(f"the {size} ranks ended with different weights (this rank: sha256 {digest[:16]}): data "
-                           "parallelism requires every rank to apply the same averaged gradients. Fix: the same "
-                           "seed and settings on every rank; check the other ranks' logs for errors.")
+        raise RuntimeError(_("the {size} ranks ended with different weights (this rank: sha256 {digest}): data "
+                             "parallelism requires every rank to apply the same averaged gradients. Fix: the same "
+                             "seed and settings on every rank; check the other ranks' logs for errors.").format(
+                                 size=size, digest=digest[:16]))
     return digest
 
 
@@ -224,8 +230,9 @@ def train(cfg, callbacks=(), argv=()):
             status, initial_epoch = (int(v) for v in _all_reduce([failure is not None, initial_epoch]))
             if rank != 0:
                 if status:  # nothing written: the folder may belong to another run
-                    raise RuntimeError(f"rank 0 could not start the run, so rank {rank} stops too; rank 0's error is "
-                                       "in its output (msrun's worker_0.log). Fix that error and start the job again.")
+                    raise RuntimeError(_("rank 0 could not start the run, so rank {rank} stops too; rank 0's error "
+                                         "is in its output (msrun's worker_0.log). Fix that error and start the "
+                                         "job again.").format(rank=rank))
                 stack.enter_context(cluster.rank_logging(folder, rank, size, argv))
                 if initial_epoch:
                     path = manager.path_for(initial_epoch, steps_per_epoch)
@@ -245,18 +252,20 @@ def _prepare_folder(cfg, manager, recorded, net, optimizer, steps_per_epoch):
     if cfg.resume and manager.checkpoints():
         changes = settings.check_resume(folder, recorded, cfg.resume_with_changes)
         for key, old, new in changes:
-            print(f"resume with changes: {key} {old!r} -> {new!r}", flush=True)
+            print(_("resume with changes: {key} {old!r} -> {new!r}").format(key=key, old=old, new=new), flush=True)
     initial_epoch, path = 0, None
     if cfg.resume:
         initial_epoch, path = load_resume_state(folder, prefix, net, optimizer, steps_per_epoch, manager)
         if path is None:
-            print(f"resume: no checkpoint {prefix}-*.ckpt in {relative(folder)}; starting from epoch 1", flush=True)
+            print(_("resume: no checkpoint {prefix}-*.ckpt in {folder}; starting from epoch 1").format(
+                prefix=prefix, folder=relative(folder)), flush=True)
         else:
-            print(f"resume: {relative(path)} (epoch {initial_epoch}, optimizer step "
-                  f"{int(optimizer.global_step.asnumpy()[0])})", flush=True)
+            print(_("resume: {path} (epoch {initial_epoch}, optimizer step {step})").format(
+                path=relative(path), initial_epoch=initial_epoch, step=int(optimizer.global_step.asnumpy()[0])),
+                flush=True)
     if initial_epoch == 0 and cfg.checkpoint_path:  # a fresh start (or nothing to resume): initial weights
         load_checkpoint(cfg.checkpoint_path, net, strict=True)
-        print(f"initial weights: {relative(cfg.checkpoint_path)}", flush=True)
+        print(_("initial weights: {checkpoint_path}").format(checkpoint_path=relative(cfg.checkpoint_path)), flush=True)
     settings.write(folder, recorded, changes)  # after a successful resume: a refused one leaves the record as it was
     return initial_epoch, path
 
@@ -265,7 +274,8 @@ def _fit(cfg, manager, dataset, net, optimizer, steps_per_epoch, initial_epoch, 
     from course_lib.paths import relative
 
     if initial_epoch >= cfg.epochs:
-        print(f"already trained for {initial_epoch} epochs (epochs = {cfg.epochs}); nothing to do", flush=True)
+        print(_("already trained for {initial_epoch} epochs (epochs = {epochs}); nothing to do").format(
+            initial_epoch=initial_epoch, epochs=cfg.epochs), flush=True)
         return net
     if initial_epoch == 0 and cfg.checkpoint_path and rank != 0:
         from course_lib.train.checkpoint import load_checkpoint
@@ -274,8 +284,10 @@ def _fit(cfg, manager, dataset, net, optimizer, steps_per_epoch, initial_epoch, 
     # Same shuffling as an uninterrupted run: the pipeline skips ahead to the first step of initial_epoch.
     if initial_epoch:
         dataset.set_init_step(initial_epoch * steps_per_epoch)
-    print(f"train {cfg.model} on {cfg.dataset}: {steps_per_epoch} steps/epoch x {cfg.epochs} epochs, "
-          f"batch {cfg.batch_size}, image {cfg.image_size}, {cfg.context_mode} mode", flush=True)
+    print(_("train {model} on {dataset}: {steps_per_epoch} steps/epoch x {epochs} epochs, batch {batch_size}, "
+            "image {image_size}, {context_mode} mode").format(
+                model=cfg.model, dataset=cfg.dataset, steps_per_epoch=steps_per_epoch, epochs=cfg.epochs,
+                batch_size=cfg.batch_size, image_size=cfg.image_size, context_mode=cfg.context_mode), flush=True)
     model = create_model(cfg, net, optimizer)
     position = {"epoch": initial_epoch, "step": 0}
     run_callbacks = _progress_callbacks(cfg, steps_per_epoch, position)
@@ -289,17 +301,21 @@ def _fit(cfg, manager, dataset, net, optimizer, steps_per_epoch, initial_epoch, 
         epoch, done = position["epoch"] or initial_epoch + 1, position["step"]  # MindData reads ahead: approximate
         if done >= steps_per_epoch:
             epoch, done = epoch + 1, 0
-        described = describe_pipeline_error(str(error), f"during epoch {epoch} (after {done} finished steps)")
+        described = describe_pipeline_error(
+            str(error), _("during epoch {epoch} (after {done} finished steps)").format(epoch=epoch, done=done))
         if described is None:
             raise
         raise DataPipelineFailed(described) from error
     except KeyboardInterrupt:
         last = manager.checkpoints()
         raise TrainingInterrupted(
-            f"interrupted at epoch {position['epoch']}, step {position['step']}; last checkpoint: "
-            f"{relative(last[0]) if last else 'none'}. Resume with: scripts/train.py ... --checkpoint_dir "
-            f"{relative(manager.folder)} --resume") from None
+            _("interrupted at epoch {epoch}, step {step}; last checkpoint: {last}. Resume with: "
+              "scripts/train.py ... --checkpoint_dir {folder} --resume").format(
+                  epoch=position['epoch'], step=position['step'],
+                  last=relative(last[0]) if last else 'none',
+                  folder=relative(manager.folder))) from None
     if size > 1:
         digest = _check_ranks_identical(net, size)
-        print(f"all {size} ranks end with identical weights (sha256 {digest[:16]})", flush=True)
+        print(_("all {size} ranks end with identical weights (sha256 {digest})").format(
+            size=size, digest=digest[:16]), flush=True)
     return net

@@ -9,6 +9,8 @@ import os
 import uuid
 from pathlib import Path
 
+from course_lib.i18n import _
+
 SETTINGS_NAME = "run_settings.json"
 #: Keys that do not change what the run computes (where files go, how many threads, housekeeping, the flags of
 #: this launch), so they may differ when a run is resumed.
@@ -48,9 +50,9 @@ def read(folder):
         data = json.loads(path.read_text(encoding="utf-8"))
         return dict(data["settings"])
     except (ValueError, KeyError, TypeError) as error:
-        raise ValueError(f"{relative(path)} is not a run-settings file written by scripts/train.py ({error}). Fix: "
-                         f"restore it, or move it away and resume with --resume_with_changes true to record the "
-                         f"settings of this run.") from None
+        raise ValueError(_("{path} is not a run-settings file written by scripts/train.py ({error}). Fix: restore "
+                           "it, or move it away and resume with --resume_with_changes true to record the settings "
+                           "of this run.").format(path=relative(path), error=error)) from None
 
 
 def write(folder, settings: dict, changes=()) -> Path:
@@ -88,12 +90,14 @@ def check_resume(folder, settings: dict, allow_changes: bool) -> list:
         return []
     found = differences(recorded, settings)
     if found and not allow_changes:
-        listed = "; ".join(f"{key}: {old!r} in the run, {new!r} now" for key, old, new in found)
-        again = " ".join(f"--{key} {_arg(old)}" for key, old, _ in found)
-        raise ValueError(f"--resume: the settings differ from those the checkpoints in {relative(folder)} were "
-                         f"trained with ({SETTINGS_NAME}): {listed}. Continuing would mix two different trainings. "
-                         f"Fix: resume with the run's values ({again}), train into a new --checkpoint_dir, or add "
-                         f"--resume_with_changes to continue with the new settings on purpose.")
+        listed = "; ".join(_("{key}: {old!r} in the run, {new!r} now").format(key=key, old=old, new=new)
+                           for key, old, new in found)
+        again = " ".join(f"--{key} {_arg(old)}" for key, old, _new in found)
+        raise ValueError(_("--resume: the settings differ from those the checkpoints in {folder} were trained with "
+                           "({settings_name}): {listed}. Continuing would mix two different trainings. Fix: resume "
+                           "with the run's values ({again}), train into a new --checkpoint_dir, or add "
+                           "--resume_with_changes to continue with the new settings on purpose.").format(
+                               folder=relative(folder), settings_name=SETTINGS_NAME, listed=listed, again=again))
     return found
 
 

@@ -19,6 +19,9 @@ from mindspore.train import Callback, Model
 from tqdm import tqdm
 
 from course_lib.train.checkpoint import save_checkpoint
+from course_lib.i18n import _
+from course_lib.validation import (check_bool, check_choice, check_int, check_path, check_str, check_type,
+                                   wrong_type)
 
 __all__ = ["ProgressBar", "LossRecorder", "EvalCallback", "loss_value", "EVAL_MODES"]
 
@@ -61,12 +64,9 @@ class ProgressBar(Callback):
 
     def __init__(self, desc: str | None = None, per_epoch: bool = True, file=None, show_eval: bool = True):
         super().__init__()
-        if desc is not None and not isinstance(desc, str):
-            raise ValueError(f"desc must be a str or None, got {desc!r}. Fix: e.g. ProgressBar(desc='LeNet').")
-        if not isinstance(per_epoch, bool):
-            raise ValueError(f"per_epoch must be True or False, got {per_epoch!r}.")
-        if not isinstance(show_eval, bool):
-            raise ValueError(f"show_eval must be True or False, got {show_eval!r}.")
+        desc = check_str("desc", desc, _("e.g. ProgressBar(desc='LeNet')"), none_ok=True, empty_ok=True)
+        per_epoch = check_bool("per_epoch", per_epoch)
+        show_eval = check_bool("show_eval", show_eval)
         self.desc = desc
         self.per_epoch = per_epoch
         self.file = file
@@ -172,13 +172,12 @@ class LossRecorder(Callback):
 
     def record(self, name: str, value, epoch: int | None = None):
         """Add ``value`` of metric ``name`` for ``epoch`` (default: the epoch being trained)."""
-        if not isinstance(name, str) or not name:
-            raise ValueError(f"metric name must be a non-empty str, got {name!r}. Fix: e.g. 'accuracy'.")
+        check_str("metric name", name, _("e.g. 'accuracy'"))
         number = loss_value(value) if isinstance(value, Tensor) else value
         try:
             number = float(number)
         except (TypeError, ValueError):
-            raise ValueError(f"value of metric {name!r} must be a number, got {value!r}.") from None
+            raise wrong_type(f"metric {name!r}", value, _("a number"), _("record a float such as 0.98")) from None
         self.metrics.setdefault(name, []).append((self.current_epoch if epoch is None else int(epoch), number))
 
     def as_dict(self) -> dict:
@@ -226,7 +225,8 @@ class EvalCallback(Callback):
 
     Modern form of the blog post's ``EvaluateCallBack``. Results: ``scores`` ([(epoch, value)]), ``best_score``,
     ``best_epoch``. ``mode="max"`` for accuracy-like metrics, ``"min"`` for losses. ``history``: any object with
-    ``record(name, value)``, e.g. a ``LossRecorder``. Needs only MindSpore, numpy and ``course_lib.train.checkpoint``.
+    ``record(name, value)``, e.g. a ``LossRecorder``. Needs only MindSpore, numpy, ``course_lib.train.checkpoint``
+    and layer 0 (``course_lib.validation``, ``course_lib.i18n``).
 
     Taught in lesson 03 (notebooks/03_model_train_eval.ipynb).
     Copies held equal by tests/test_technique_agreement.py: the lesson's ``KeepBestCheckpoint``,
@@ -236,43 +236,29 @@ class EvalCallback(Callback):
     def __init__(self, model, eval_dataset, metric_name, every=1, best_ckpt_path=None, mode="max",
                  history=None, verbose=True):
         super().__init__()
-        if not isinstance(model, Model):
-            raise ValueError(
-                f"model must be a mindspore.train.Model, got {type(model).__name__}. "
-                "Fix: model = Model(net, loss_fn, optimizer, metrics={'accuracy'})."
-            )
-        if not isinstance(eval_dataset, Dataset):
-            raise ValueError(
-                f"eval_dataset must be a mindspore.dataset pipeline, got {type(eval_dataset).__name__}. "
-                "Fix: e.g. course_lib.data.datasets.create_mnist_dataset(train=False)."
-            )
-        if isinstance(every, bool) or not isinstance(every, int) or every < 1:
-            raise ValueError(f"every must be an int >= 1 (evaluate every N epochs), got {every!r}. Fix: every=1.")
-        if mode not in EVAL_MODES:
-            raise ValueError(
-                f"mode must be one of {EVAL_MODES}, got {mode!r}. Fix: 'max' for accuracy-like metrics, "
-                "'min' for losses."
-            )
+        check_type("model", model, Model, _("a mindspore.train.Model"),
+                   _("model = Model(net, loss_fn, optimizer, metrics={'accuracy'})"))
+        check_type("eval_dataset", eval_dataset, Dataset, _("a mindspore.dataset pipeline"),
+                   _("e.g. course_lib.data.datasets.create_mnist_dataset(train=False)"))
+        every = check_int("every", every, 1, fix=_("every=1 evaluates after every epoch"))
+        check_choice("mode", mode, EVAL_MODES, _("'max' for accuracy-like metrics, 'min' for losses"))
         if history is not None and not callable(getattr(history, "record", None)):
-            raise ValueError(f"history must have a record(name, value) method (e.g. a course_lib.train.callbacks."
-                             f"LossRecorder) or be None, got {type(history).__name__}.")
-        if best_ckpt_path is not None and Path(best_ckpt_path).suffix != ".ckpt":
-            raise ValueError(
-                f"best_ckpt_path must name a .ckpt file, got {Path(best_ckpt_path).name!r}. "
-                "Fix: e.g. outputs/best.ckpt."
-            )
+            raise wrong_type("history", history, _("an object with a record(name, value) method, or None"),
+                             _("e.g. a course_lib.train.callbacks.LossRecorder()"))
+        best_ckpt_path = check_path("best_ckpt_path", best_ckpt_path, _("e.g. outputs/best.ckpt"), none_ok=True)
+        if best_ckpt_path is not None and best_ckpt_path.suffix != ".ckpt":
+            raise ValueError(_("best_ckpt_path must name a .ckpt file, got {name!r}. Fix: e.g. "
+                               "outputs/best.ckpt.").format(
+                name=best_ckpt_path.name))
         # Model keeps its metrics in a private dict; checking now beats failing after a whole epoch.
         available = sorted(getattr(model, "_metric_fns", None) or {})
         if not available:
             raise ValueError(
-                "model has no metrics, so model.eval cannot score it. "
-                "Fix: build it with metrics, e.g. Model(net, loss_fn, optimizer, metrics={'accuracy'})."
+                _("model has no metrics, so model.eval cannot score it. Fix: build it with metrics, e.g. "
+                  "Model(net, loss_fn, optimizer, metrics={'accuracy'}).")
             )
-        if metric_name not in available:
-            raise ValueError(
-                f"metric_name {metric_name!r} is not one of the model's metrics {available}. "
-                "Fix: pass one of those names, or add the metric to Model(..., metrics=...)."
-            )
+        check_choice("metric_name", metric_name, available,
+                     _("pass one of those names, or add the metric to Model(..., metrics=...)"))
         self.model = model
         self.eval_dataset = eval_dataset
         self.metric_name = metric_name
@@ -300,8 +286,8 @@ class EvalCallback(Callback):
         self._last_results = {name: float(value) for name, value in results.items()}
         if self.metric_name not in results:
             raise ValueError(
-                f"model.eval returned {sorted(results)}, without {self.metric_name!r}. "
-                "Fix: pass one of the returned names as metric_name."
+                _("model.eval returned {results}, without {metric_name!r}. Fix: pass one of the returned names as "
+                  "metric_name.").format(results=sorted(results), metric_name=self.metric_name)
             )
         return float(results[self.metric_name])
 
@@ -328,8 +314,10 @@ class EvalCallback(Callback):
                 save_checkpoint(cb_params.network, self.best_ckpt_path,
                                 append_dict={"epoch": epoch, self.metric_name: score})
         if self.verbose:
-            note = "new best" if improved else f"best {self.best_score:.4f} at epoch {self.best_epoch}"
+            note = _("new best") if improved else _("best {score:.4f} at epoch {epoch}").format(
+                score=self.best_score, epoch=self.best_epoch)
             if improved and self.best_ckpt_path is not None:
-                note += f", saved {self.best_ckpt_path.name}"
-            _write(f"epoch {epoch}: {self.metric_name} = {score:.4f} ({note})")
+                note = _("new best, saved {path}").format(path=self.best_ckpt_path.name)
+            _write(_("epoch {epoch}: {metric} = {score:.4f} ({note})").format(
+                epoch=epoch, metric=self.metric_name, score=score, note=note))
 

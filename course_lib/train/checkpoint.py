@@ -16,23 +16,29 @@ from mindspore import nn
 
 from course_lib.locks import FolderBusy, clean_stale_temp_files, temp_name
 from course_lib.paths import check_output_folder, relative
+from course_lib.i18n import _
+from course_lib.validation import check_bool, check_int, check_path, check_str, check_type
 
 TEMP_MARK = ".tmp-"
 
 
+class CorruptCheckpointError(ValueError):
+    """A checkpoint file that is empty, truncated, corrupted or inconsistent (a ValueError: the file's content is
+    wrong). ``CheckpointManager.resume`` sets such a file aside and resumes from the one before it."""
+
+
 def _checkpoint_path(path, must_exist: bool) -> Path:
-    if not isinstance(path, (str, os.PathLike)):
-        raise ValueError(f"checkpoint path must be a str or Path, got {path!r}.")
-    path = Path(path).expanduser()
+    path = check_path("path", path, _("pass the checkpoint file's path, e.g. 'outputs/lenet5.ckpt'")).expanduser()
     if path.suffix != ".ckpt":
-        raise ValueError(f"checkpoint file name must end with .ckpt, got {path.name!r}. "
-                         f"Fix: e.g. {path.with_suffix('.ckpt').name!r}.")
+        raise ValueError(_("checkpoint file name must end with .ckpt, got {name!r}. Fix: e.g. {example!r}.").format(
+            name=path.name, example=path.with_suffix(".ckpt").name))
     if must_exist:
         if not path.exists():
-            raise FileNotFoundError(f"Checkpoint {relative(path)} does not exist. Fix: check the path, or train "
-                                    f"first so that the checkpoint is written.")
+            raise FileNotFoundError(_("Checkpoint {path} does not exist. Fix: check the path, or train first so "
+                                      "that the checkpoint is written.").format(path=relative(path)))
         if path.is_dir():
-            raise ValueError(f"Checkpoint path {relative(path)} is a folder; pass the .ckpt file inside it.")
+            raise ValueError(_("Checkpoint path {path} is a folder. Fix: pass the .ckpt file inside it.").format(
+                path=relative(path)))
     return path
 
 
@@ -49,14 +55,14 @@ def save_checkpoint(save_obj, path, append_dict=None, crc_check=True) -> Path:
 
     ``append_dict`` stores extra scalars (epoch, step, best score) next to the parameters, as in MindSpore.
     """
-    if not isinstance(save_obj, (nn.Cell, list, dict)):
-        raise ValueError(f"save_obj must be a network (nn.Cell) or a list/dict of parameters, "
-                         f"got {type(save_obj).__name__}.")
+    check_type("save_obj", save_obj, (nn.Cell, list, dict), _("a network (nn.Cell) or a list/dict of parameters"),
+               _("pass the network, e.g. save_checkpoint(net, 'outputs/net.ckpt')"))
     path = _checkpoint_path(path, must_exist=False)
     blocker = next((p for p in [path.parent, *path.parent.parents] if p.exists() and not p.is_dir()), None)
     if blocker is not None:
-        raise NotADirectoryError(f"Cannot save checkpoint {relative(path)}: {relative(blocker)} is a file, not a "
-                                 f"folder. Fix: save into a folder path, e.g. {relative(blocker.parent / 'ckpt')}.")
+        raise NotADirectoryError(_("Cannot save checkpoint {path}: {blocker} is a file, not a folder. Fix: save "
+                                   "into a folder path, e.g. {example}.").format(
+            path=relative(path), blocker=relative(blocker), example=relative(blocker.parent / "ckpt")))
     path.parent.mkdir(parents=True, exist_ok=True)
     clean_temp_files(path.parent)  # what earlier, killed saves left here (only provably stale files)
     temp = path.parent / temp_name(path.stem, ".ckpt")
@@ -117,13 +123,16 @@ def check_tensor_sizes(path) -> int:
     try:
         checkpoint.ParseFromString(content)
     except (DecodeError, RuntimeError, ValueError):
-        raise ValueError(f"Checkpoint {relative(path)} is corrupted or truncated: its content cannot be parsed. "
-                         f"Fix: use an earlier checkpoint or train again.") from None
+        raise CorruptCheckpointError(_("Checkpoint {path} is corrupted or truncated: its content cannot "
+                                       "be parsed. Fix: use an earlier checkpoint or train again.").format(
+            path=relative(path))) from None
 
     def fail(tag, why):
-        raise ValueError(f"Checkpoint {relative(path)} is corrupted or inconsistent: tensor {tag!r} {why}. "
-                         f"Loading it would give a parameter with wrong or made-up values. Fix: use an earlier "
-                         f"checkpoint or train again; do not load checkpoints from untrusted sources.")
+        raise CorruptCheckpointError(_("Checkpoint {path} is corrupted or inconsistent: tensor {tag!r} "
+                                       "{why}. Loading it would give a parameter with wrong or made-up "
+                                       "values. Fix: use an earlier checkpoint or train again; do not "
+                                       "load checkpoints from untrusted sources.").format(
+            path=relative(path), tag=tag, why=why))
 
     entries = list(checkpoint.value)
     checked = 0
@@ -141,14 +150,14 @@ def check_tensor_sizes(path) -> int:
         tensor = element.tensor
         dtype = tensor.tensor_type
         if any(part.tensor.tensor_type != dtype or list(part.tensor.dims) != list(tensor.dims) for part in group):
-            fail(tag, "is split into parts that declare different shapes or dtypes")
+            fail(tag, _("is split into parts that declare different shapes or dtypes"))
         dims = list(tensor.dims)
         if any(d < 0 for d in dims):
-            fail(tag, f"declares a negative dimension in its shape {tuple(dims)}")
+            fail(tag, _("declares a negative dimension in its shape {shape}").format(shape=tuple(dims)))
         data_bytes = sum(len(part.tensor.tensor_content) for part in group)
         if dtype == "str":
             if data_bytes % 4:
-                fail(tag, f"is a string of {data_bytes} bytes, not a multiple of 4 (UTF-32)")
+                fail(tag, _("is a string of {size} bytes, not a multiple of 4 (UTF-32)").format(size=data_bytes))
             continue
         if dims == [0]:  # MindSpore writes a scalar's shape as [0]
             dims = []
@@ -160,32 +169,38 @@ def check_tensor_sizes(path) -> int:
         elif dtype in _ITEM_BYTES:
             expected = count * _ITEM_BYTES[dtype]
         else:
-            fail(tag, f"declares an unknown dtype {dtype!r} (known: {', '.join([*_ITEM_BYTES, 'Int4', 'str'])})")
+            fail(tag, _("declares an unknown dtype {dtype!r} (known: {known})").format(
+                dtype=dtype, known=", ".join([*_ITEM_BYTES, "Int4", "str"])))
         if data_bytes != expected:
-            fail(tag, f"declares shape {tuple(dims)} of {dtype} ({expected} bytes) but holds {data_bytes} bytes")
+            fail(tag, _("declares shape {shape} of {dtype} ({expected} bytes) but holds {size} bytes").format(
+                shape=tuple(dims), dtype=dtype, expected=expected, size=data_bytes))
         checked += 1
     return checked
 
 
 def _read(path: Path, crc_check: bool) -> dict:
     if path.stat().st_size == 0:
-        raise ValueError(f"Checkpoint {relative(path)} is empty (0 bytes): it was truncated or never finished. "
-                         f"Fix: use an earlier checkpoint or train again.")
+        raise CorruptCheckpointError(_("Checkpoint {path} is empty (0 bytes): it was truncated or never "
+                                       "finished. Fix: use an earlier checkpoint or train again.").format(
+            path=relative(path)))
     # MindSpore 2.10's load_checkpoint(crc_check=True) only logs a warning for a file without the CRC record
     # and loads it; the record is the file's last one, so a file cut at a record boundary would load silently.
     if crc_check and not has_crc_record(path):
-        raise ValueError(f"Checkpoint {relative(path)} is corrupted or truncated: it has no CRC record, so its "
-                         f"integrity cannot be checked (the CRC is the file's last record: a cut file loses it; "
-                         f"a file saved without crc_check=True never had one). "
-                         f"Fix: use an earlier checkpoint or train again; if you trust a file saved without a "
-                         f"CRC, load it with crc_check=False.")
+        raise CorruptCheckpointError(_("Checkpoint {path} is corrupted or truncated: it has no CRC "
+                                       "record, so its integrity cannot be checked (the CRC is the "
+                                       "file's last record: a cut file loses it; a file saved without "
+                                       "crc_check=True never had one). Fix: use an earlier checkpoint or "
+                                       "train again; if you trust a file saved without a CRC, load it "
+                                       "with crc_check=False.").format(
+            path=relative(path)))
     check_tensor_sizes(path)
     try:
         return ms.load_checkpoint(str(path), crc_check=crc_check)
     except ValueError as error:
-        raise ValueError(f"Checkpoint {relative(path)} is corrupted or truncated: MindSpore could not read it "
-                         f"{'(CRC check failed or content unparsable)' if crc_check else '(content unparsable)'}. "
-                         f"Fix: use an earlier checkpoint or train again.") from error
+        reason = _("(CRC check failed or content unparsable)") if crc_check else _("(content unparsable)")
+        raise CorruptCheckpointError(_("Checkpoint {path} is corrupted or truncated: MindSpore could not read it "
+                                       "{reason}. Fix: use an earlier checkpoint or train again.").format(
+            path=relative(path), reason=reason)) from error
 
 
 def load_checkpoint(path, net=None, strict=True, crc_check=True) -> dict:
@@ -202,24 +217,26 @@ def load_checkpoint(path, net=None, strict=True, crc_check=True) -> dict:
     params = _read(path, crc_check)
     if net is None:
         return params
-    if not isinstance(net, nn.Cell):
-        raise ValueError(f"net must be a MindSpore nn.Cell, got {type(net).__name__}.")
+    check_type("net", net, nn.Cell, _("a mindspore.nn.Cell"),
+               _("pass the network to load into, or net=None to get the parameter dict"))
     missing, mismatched = [], []
     for name, param in net.parameters_and_names():
         if name not in params:
             missing.append(name)
         elif tuple(params[name].shape) != tuple(param.shape):
-            mismatched.append(f"{name}: network {tuple(param.shape)} vs checkpoint {tuple(params[name].shape)}")
+            mismatched.append(_("{name}: network {shape} vs checkpoint {saved}").format(
+                name=name, shape=tuple(param.shape), saved=tuple(params[name].shape)))
     if mismatched or (strict and missing):
         details = []
         if missing:
-            shown = ", ".join(missing[:8]) + (f" … ({len(missing)} in all)" if len(missing) > 8 else "")
-            details.append(f"missing from the checkpoint: {shown}")
+            shown = ", ".join(missing[:8]) + (f" … ({len(missing)})" if len(missing) > 8 else "")
+            details.append(_("missing from the checkpoint: {names}").format(names=shown))
         if mismatched:
-            details.append("shape mismatch: " + "; ".join(mismatched[:8]))
-        raise ValueError(f"Checkpoint {relative(path)} does not fit this {type(net).__name__}: "
-                         + " | ".join(details) + ". Fix: load it into the network it was saved from "
-                         "(same architecture and num_classes), or pass strict=False to load what matches.")
+            details.append(_("shape mismatch: {names}").format(names="; ".join(mismatched[:8])))
+        raise ValueError(_("Checkpoint {path} does not fit this {type}: {details}. Fix: load it into the network it "
+                           "was saved from (same architecture and num_classes), or pass strict=False to load what "
+                           "matches.").format(path=relative(path), type=type(net).__name__,
+                                              details=" | ".join(details)))
     # Only exact names: load_param_into_net strips unknown prefixes, which would load an optimizer's
     # "moments.conv1.weight" into "conv1.weight" when a weight itself is missing.
     own = {name for name, _ in net.parameters_and_names()}
@@ -230,17 +247,13 @@ def load_checkpoint(path, net=None, strict=True, crc_check=True) -> dict:
 def _check_prefix(prefix):
     """A checkpoint name prefix is a plain, non-empty start of a file name: never a path (``../x``, ``a/b``,
     ``a\\b``)."""
-    if not isinstance(prefix, str):
-        raise TypeError(f"prefix must be a str (the start of the checkpoint file names), got {prefix!r}. "
-                        f"Fix: e.g. prefix='lenet5'.")
-    if not prefix:
-        raise ValueError("prefix must not be empty: it starts the checkpoint file names. Fix: e.g. prefix='lenet5'.")
+    check_str("prefix", prefix, _("e.g. prefix='lenet5' (the start of the checkpoint file names)"))
     bad = [part for part in ("/", "\\", os.sep, os.altsep or "/", "\0", ":") if part in prefix]
     if bad or prefix in (".", "..") or prefix.startswith(".."):
-        raise ValueError(f"prefix must be the start of a file name inside the folder, not a path, got {prefix!r} "
-                         f"(it holds {'a path separator' if bad else 'a parent-folder part'}); results are always "
-                         f"files inside the folder. Fix: pass the folder as the first argument and a plain name "
-                         f"start such as 'lenet5' as prefix.")
+        raise ValueError(_("prefix must be the start of a file name inside the folder, not a path, got {prefix!r} "
+                           "(it holds {part}); results are always files inside the folder. Fix: pass the folder "
+                           "as the first argument and a plain name start such as 'lenet5' as prefix.").format(
+            prefix=prefix, part=_("a path separator") if bad else _("a parent-folder part")))
     return prefix
 
 
@@ -279,15 +292,13 @@ class CheckpointManager:
     """
 
     def __init__(self, folder, prefix: str, keep: int = 5, resume: bool = False, overwrite: bool = False):
-        from course_lib.validation import check_int
-
-        if not isinstance(folder, (str, os.PathLike)):
-            raise TypeError(f"folder must be a folder path (str or Path), got {folder!r}. Fix: e.g. 'outputs/ckpt'.")
+        folder = check_path("folder", folder, _("e.g. 'outputs/ckpt'"))
         _check_prefix(prefix)
         self.folder = Path(folder).expanduser()
         self.prefix = prefix
-        self.keep = check_int("keep_checkpoint_max", keep, low=1)
-        self.resume, self.overwrite = bool(resume), bool(overwrite)
+        self.keep = check_int("keep_checkpoint_max", keep, low=1, fix=_("keep at least one checkpoint, e.g. 5"))
+        self.resume = check_bool("resume", resume)
+        self.overwrite = check_bool("overwrite", overwrite)
         self.written = []  # checkpoints this run wrote or resumed from, oldest first
         self._lock_fd = None
 
@@ -296,9 +307,9 @@ class CheckpointManager:
         """Create the folder and prove it is writable now, before any training (a file there, a read-only or
         full disk fail here with the folder named, not after the first epoch)."""
         check_output_folder(self.folder, "checkpoint_dir",
-                            "pass a folder you can write to with free space, e.g. --checkpoint_dir outputs/run1",
-                            file_fix="pass a folder path (it is created if missing), e.g. --checkpoint_dir "
-                                     "outputs/run1")
+                            _("pass a folder you can write to with free space, e.g. --checkpoint_dir outputs/run1"),
+                            file_fix=_("pass a folder path (it is created if missing), e.g. --checkpoint_dir "
+                                       "outputs/run1"))
         return self.folder
 
     def __enter__(self):
@@ -311,10 +322,10 @@ class CheckpointManager:
                 if others and not self.overwrite:
                     shown = ", ".join(p.name for p in others[:4]) + (" …" if len(others) > 4 else "")
                     raise FileExistsError(
-                        f"checkpoint_dir {relative(self.folder)} already holds checkpoints of another run ({shown}). "
-                        "A new run there would mix with them (retention, eval and --resume would pick the other "
-                        "run's files). Fix: --resume to continue that run, a new --checkpoint_dir, or "
-                        "--overwrite true to delete them first.")
+                        _("checkpoint_dir {folder} already holds checkpoints of another run ({shown}). A new run "
+                          "there would mix with them (retention, eval and --resume would pick the other run's "
+                          "files). Fix: --resume to continue that run, a new --checkpoint_dir, or --overwrite true "
+                          "to delete them first.").format(folder=relative(self.folder), shown=shown))
                 for old in others:
                     old.unlink()
         except BaseException:
@@ -331,9 +342,9 @@ class CheckpointManager:
 
         lock = FolderLock(
             self.folder, LOCK_NAME, error=CheckpointFolderBusy,
-            busy_message="checkpoint_dir {folder} is in use by another run ({owner}); two runs on one folder "
-                         "would overwrite each other's checkpoints. Fix: wait for it to finish, stop it, or pass "
-                         "another --checkpoint_dir.")
+            busy_message=_("checkpoint_dir {folder} is in use by another run ({owner}); two runs on one folder "
+                           "would overwrite each other's checkpoints. Fix: wait for it to finish, stop it, or pass "
+                           "another --checkpoint_dir."))
         lock.acquire()
         self._lock_fd = lock
 
@@ -361,7 +372,7 @@ class CheckpointManager:
             match = _RUN_CHECKPOINT.match(path.name)
             if match and match["prefix"] == self.prefix:
                 found.append((int(match["epoch"]), int(match["steps"]), path))
-        return [path for *_, path in sorted(found, reverse=True)]
+        return [path for *_key, path in sorted(found, reverse=True)]
 
     def path_for(self, epoch: int, steps: int) -> Path:
         return self.folder / f"{self.prefix}-{epoch}_{steps}.ckpt"
@@ -390,11 +401,10 @@ class CheckpointManager:
         for path in self.checkpoints():
             try:
                 result = load(path)
-            except ValueError as error:
-                if "is corrupted or" not in str(error) and "is empty" not in str(error):
-                    raise
+            except CorruptCheckpointError as error:
                 aside = self.set_aside(path)
-                print(f"skipping {path.name}: {str(error).splitlines()[0]} (renamed to {aside.name})", flush=True)
+                print(_("skipping {name}: {error} (renamed to {aside})").format(
+                    name=path.name, error=str(error).splitlines()[0], aside=aside.name), flush=True)
                 continue
             self.written = list(reversed(self.checkpoints()))
             return result, path
@@ -409,6 +419,6 @@ def _check_finite(save_obj, epoch):
     for name, param in params:
         value = param.asnumpy() if hasattr(param, "asnumpy") else param
         if hasattr(value, "dtype") and np.issubdtype(value.dtype, np.floating) and not np.isfinite(value).all():
-            raise ValueError(f"Not saving the epoch-{epoch} checkpoint: parameter {name!r} holds NaN or inf, so "
-                             "training diverged. Fix: lower --lr (or the loss scale) and train again; the last "
-                             "finite checkpoint is kept.")
+            raise ValueError(_("Not saving the epoch-{epoch} checkpoint: parameter {name!r} holds NaN or inf, so "
+                               "training diverged. Fix: lower --lr (or the loss scale) and train again; the last "
+                               "finite checkpoint is kept.").format(epoch=epoch, name=name))

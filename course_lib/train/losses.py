@@ -15,12 +15,14 @@ For PyTorch's convention, prefer MindSpore's built-in ``nn.CrossEntropyLoss(labe
 convention as ``torch.nn.CrossEntropyLoss`` (lesson 07 shows both give the same value). ``convention="pytorch"``
 here exists for comparisons with the model-zoo convention.
 """
-from numbers import Integral, Real
 
 import numpy as np
 
 import mindspore as ms
 from mindspore import Tensor, nn, ops
+
+from course_lib.i18n import _
+from course_lib.validation import check_bool, check_choice, check_int, check_real
 
 __all__ = ["CrossEntropySmooth", "check_labels", "smoothed_target_values"]
 
@@ -37,15 +39,11 @@ def smoothed_target_values(smooth_factor: float, num_classes: int, convention: s
 
 
 def _check_smoothing_args(smooth_factor, num_classes, convention):
-    if convention not in CONVENTIONS:
-        raise ValueError(f"convention must be one of {CONVENTIONS}, got {convention!r}. Fix: use 'seed' for "
-                         "the model zoo's off = s/(K-1), or 'pytorch' to match torch's label_smoothing.")
-    if isinstance(num_classes, bool) or not isinstance(num_classes, Integral) or num_classes < 2:
-        raise ValueError(f"num_classes must be an int >= 2, got {num_classes!r}. Fix: pass the number of "
-                         "classes the network predicts, e.g. 10.")
-    if isinstance(smooth_factor, bool) or not isinstance(smooth_factor, Real) or not 0.0 <= smooth_factor < 1.0:
-        raise ValueError(f"smooth_factor must be a float in [0, 1), got {smooth_factor!r}. Fix: use 0.0 for no "
-                         "smoothing or a small value such as 0.1.")
+    check_choice("convention", convention, CONVENTIONS,
+                 _("use 'seed' for the model zoo's off = s/(K-1), or 'pytorch' to match torch's label_smoothing"))
+    check_int("num_classes", num_classes, 2, fix=_("pass the number of classes the network predicts, e.g. 10"))
+    check_real("smooth_factor", smooth_factor, 0.0, 1.0, high_open=True,
+               fix=_("use 0.0 for no smoothing or a small value such as 0.1"))
 
 
 def check_labels(labels, num_classes, where="labels"):
@@ -55,14 +53,17 @@ def check_labels(labels, num_classes, where="labels"):
     if not isinstance(labels, np.ndarray) or labels.size == 0:
         return
     if labels.dtype.kind not in "iu":
-        raise ValueError(f"{where} must be integer class indices (sparse=True), got dtype {labels.dtype}. Fix: "
-                         f"cast them, e.g. labels.astype(np.int32), or use sparse=False for (N, K) probabilities.")
+        raise ValueError(_("{where} must be integer class indices (sparse=True), got dtype {dtype}. Fix: "
+                           "cast them, e.g. labels.astype(np.int32), or use sparse=False for (N, K) "
+                           "probabilities.").format(where=where, dtype=labels.dtype))
     bad = np.flatnonzero((labels < 0) | (labels >= num_classes))
     if bad.size:
-        raise ValueError(f"{where} must lie in [0, {num_classes}) for num_classes={num_classes}, got "
-                         f"{bad.size} label(s) outside, e.g. {int(labels.reshape(-1)[bad[0]])} at position "
-                         f"{int(bad[0])}. Fix: set num_classes to the number of classes in the data, or fix the "
-                         f"labels (a corrupted label file?).")
+        raise ValueError(_("{where} must lie in [0, {num_classes}) for num_classes={num_classes}, got {count} "
+                           "label(s) outside, e.g. {label} at position {position}. Fix: set "
+                           "num_classes to the number of classes in the data, or fix the labels (a corrupted label "
+                           "file?).").format(
+            where=where, num_classes=num_classes, count=bad.size, label=int(labels.reshape(-1)[bad[0]]),
+            position=int(bad[0])))
 
 
 class CrossEntropySmooth(nn.LossBase):
@@ -78,11 +79,9 @@ class CrossEntropySmooth(nn.LossBase):
     """
 
     def __init__(self, sparse=True, reduction="mean", smooth_factor=0.0, num_classes=1000, convention="seed"):
-        if not isinstance(sparse, bool):
-            raise ValueError(f"sparse must be True or False, got {sparse!r}. Fix: True for integer labels (N,), "
-                             "False for one-hot/probability labels (N, K).")
-        if reduction not in REDUCTIONS:
-            raise ValueError(f"reduction must be one of {REDUCTIONS}, got {reduction!r}. Fix: use 'mean'.")
+        sparse = check_bool("sparse", sparse, _("True for integer labels (N,), False for one-hot/probability labels "
+                                                "(N, K)"))
+        check_choice("reduction", reduction, REDUCTIONS, _("use 'mean'"))
         on_value, off_value = smoothed_target_values(smooth_factor, num_classes, convention)
         super().__init__(reduction=reduction)
         self.sparse = sparse

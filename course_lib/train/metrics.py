@@ -8,6 +8,8 @@ are skipped, and a class absent from both labels and predictions has IoU NaN and
 import numpy as np
 from mindspore import Tensor
 from mindspore.train import Metric, rearrange_inputs
+from course_lib.i18n import _
+from course_lib.validation import check_int, wrong_type
 
 __all__ = ["MIoU"]
 
@@ -20,7 +22,8 @@ def _as_numpy(value, name):
         return value
     if isinstance(value, (list, tuple)):
         return np.asarray(value)
-    raise TypeError(f"MIoU.update: {name} must be a mindspore.Tensor or numpy.ndarray, got {type(value).__name__}.")
+    raise wrong_type(name, value, _("a mindspore.Tensor or numpy.ndarray"),
+                     _("pass the batch from the eval network, e.g. MIoU.update(logits, label)"))
 
 
 def _describe_values(values, limit=5):
@@ -42,13 +45,11 @@ class MIoU(Metric):
 
     def __init__(self, num_classes, ignore_label=255):
         super().__init__()
-        if isinstance(num_classes, bool) or not isinstance(num_classes, (int, np.integer)) or num_classes < 1:
-            raise ValueError(f"num_classes must be a positive int, got {num_classes!r}. "
-                             "Fix: pass the number of classes in your labels, e.g. MIoU(4).")
-        if ignore_label is not None and (isinstance(ignore_label, bool)
-                                         or not isinstance(ignore_label, (int, np.integer))):
-            raise ValueError(f"ignore_label must be an int or None, got {ignore_label!r}. "
-                             "Fix: pass the label value that marks unlabelled pixels, e.g. 255, or None.")
+        num_classes = check_int("num_classes", num_classes, 1,
+                                fix=_("pass the number of classes in your labels, e.g. MIoU(4)"))
+        if ignore_label is not None:
+            ignore_label = check_int("ignore_label", ignore_label,
+                                     fix=_("pass the label value that marks unlabelled pixels, e.g. 255, or None"))
         self.num_classes = int(num_classes)
         self.ignore_label = None if ignore_label is None else int(ignore_label)
         self.clear()
@@ -75,45 +76,50 @@ class MIoU(Metric):
 
     def _check_counted(self, what):
         if self._updates == 0:
-            raise RuntimeError(f"MIoU.{what} needs counted pixels, but update() has not been called since the "
-                               "last clear(). Fix: call update(pred, label) for each batch first "
-                               "(Model.eval does this for you).")
+            raise RuntimeError(_("MIoU.{what} needs counted pixels, but update() has not been called since the "
+                                 "last clear(). Fix: call update(pred, label) for each batch first (Model.eval "
+                                 "does this for you).").format(what=what))
         if self._confusion.sum() == 0:
-            raise RuntimeError(f"MIoU.{what}: all {self._ignored_pixels} pixels passed to update() were labelled "
-                               f"ignore_label={self.ignore_label}, so there is nothing to score. "
-                               "Fix: check the labels and the ignore_label you passed to MIoU.")
+            raise RuntimeError(_("MIoU.{what}: all {ignored_pixels} pixels passed to update() were labelled "
+                                 "ignore_label={ignore_label}, so there is nothing to score. Fix: check the labels "
+                                 "and the ignore_label you passed to MIoU.").format(
+                what=what, ignored_pixels=self._ignored_pixels, ignore_label=self.ignore_label))
 
     @rearrange_inputs
     def update(self, *inputs):
         """Add one batch: ``update(pred, label)`` with pred logits (N, C, H, W) or a label map (N, H, W)."""
         if len(inputs) != 2:
-            raise ValueError(f"MIoU.update needs 2 inputs (pred, label), got {len(inputs)}. Fix: with Model, "
-                             "return (loss, logits, label) from the eval network and pass eval_indexes=[0, 1, 2], "
-                             "or call MIoU(...).set_indexes([1, 2]) to pick (logits, label) out of all outputs.")
+            raise ValueError(_("MIoU.update needs 2 inputs (pred, label), got {count}. Fix: with Model, return "
+                               "(loss, logits, label) from the eval network and pass eval_indexes=[0, 1, 2], or "
+                               "call MIoU(...).set_indexes([1, 2]) to pick (logits, label) out of all "
+                               "outputs.").format(count=len(inputs)))
         pred = _as_numpy(inputs[0], "pred")
         label = _as_numpy(inputs[1], "label")
         if not np.issubdtype(label.dtype, np.integer):
-            raise ValueError(f"MIoU.update: label must hold integer class ids, got dtype {label.dtype}. "
-                             "Fix: pass the label map (N, H, W) as int32, not one-hot or float scores.")
+            raise ValueError(_("MIoU.update: label must hold integer class ids, got dtype {dtype}. Fix: pass "
+                               "the label map (N, H, W) as int32, not one-hot or float scores.").format(
+                dtype=label.dtype))
         if label.ndim < 3 or label.shape[0] == 0:
-            raise ValueError(f"MIoU.update: label must be a batch of label maps (N, H, W) with N >= 1, got shape "
-                             f"{label.shape}. Fix: keep the batch axis (e.g. label[None] for one image) and pass "
-                             "a non-empty batch.")
+            raise ValueError(_("MIoU.update: label must be a batch of label maps (N, H, W) with N >= 1, got shape "
+                               "{shape}. Fix: keep the batch axis (e.g. label[None] for one image) and pass "
+                               "a non-empty batch.").format(shape=label.shape))
         pred = self._pred_to_label_map(pred, label)
 
         counted = label != self.ignore_label if self.ignore_label is not None else np.ones(label.shape, bool)
         label_values = label[counted]
         if label_values.size and (label_values.min() < 0 or label_values.max() >= self.num_classes):
             bad = np.unique(label_values[(label_values < 0) | (label_values >= self.num_classes)])
-            raise ValueError(f"MIoU.update: label has values outside [0, {self.num_classes}) that are not "
-                             f"ignore_label={self.ignore_label}: {_describe_values(bad)}. Fix: set num_classes "
-                             "to the number of classes in your data, or ignore_label to the value marking "
-                             "unlabelled pixels.")
+            raise ValueError(_("MIoU.update: label has values outside [0, {num_classes}) that are not "
+                               "ignore_label={ignore_label}: {values}. Fix: set num_classes to the "
+                               "number of classes in your data, or ignore_label to the value marking unlabelled "
+                               "pixels.").format(
+                num_classes=self.num_classes, ignore_label=self.ignore_label, values=_describe_values(bad)))
         if pred.size and (pred.min() < 0 or pred.max() >= self.num_classes):
             bad = np.unique(pred[(pred < 0) | (pred >= self.num_classes)])
-            raise ValueError(f"MIoU.update: predicted label map has values outside [0, {self.num_classes}): "
-                             f"{_describe_values(bad)}. Fix: predictions must be class ids 0..{self.num_classes - 1}"
-                             " (pass logits (N, C, H, W) to let MIoU take the argmax).")
+            raise ValueError(_("MIoU.update: predicted label map has values outside [0, {num_classes}): "
+                               "{values}. Fix: predictions must be class ids 0..{last} "
+                               "(pass logits (N, C, H, W) to let MIoU take the argmax).").format(
+                num_classes=self.num_classes, values=_describe_values(bad), last=self.num_classes - 1))
 
         index = label_values.astype(np.int64) * self.num_classes + pred[counted].astype(np.int64)
         self._confusion += np.bincount(index, minlength=self.num_classes ** 2).reshape(self.num_classes,
@@ -125,24 +131,28 @@ class MIoU(Metric):
         """Logits (N, C, ...) -> argmax over C; a label map of the same shape as ``label`` passes through."""
         if pred.shape == label.shape:
             if not np.issubdtype(pred.dtype, np.integer):
-                raise ValueError(f"MIoU.update: pred has the label's shape {label.shape}, so it is read as a "
-                                 f"predicted label map, but its dtype is {pred.dtype}, not integer. Fix: pass "
-                                 "logits (N, C, H, W), or cast the label map with .astype(np.int32).")
+                raise ValueError(_("MIoU.update: pred has the label's shape {shape}, so it is read as a "
+                                   "predicted label map, but its dtype is {dtype}, not integer. Fix: pass "
+                                   "logits (N, C, H, W), or cast the label map with .astype(np.int32).").format(
+                    shape=label.shape, dtype=pred.dtype))
             return pred
         logits_shape = label.shape[:1] + (self.num_classes,) + label.shape[1:]
         if pred.shape == logits_shape:
             if not (np.issubdtype(pred.dtype, np.floating) or np.issubdtype(pred.dtype, np.integer)):
-                raise ValueError(f"MIoU.update: logits must be numbers, got dtype {pred.dtype}.")
+                raise ValueError(_("MIoU.update: logits must be numbers, got dtype {dtype}. Fix: pass "
+                                   "the network's float output.").format(dtype=pred.dtype))
             if np.issubdtype(pred.dtype, np.floating) and not np.isfinite(pred).all():
                 bad = int((~np.isfinite(pred)).sum())
-                raise ValueError(f"MIoU.update: logits hold {bad} NaN/inf value(s), so the argmax (the predicted "
-                                 "class) is undefined. Fix: the network diverged or overflowed; check the loss and "
-                                 "learning rate, or evaluate a finite checkpoint.")
+                raise ValueError(_("MIoU.update: logits hold {bad} NaN/inf value(s), so the argmax (the predicted "
+                                   "class) is undefined. Fix: the network diverged or overflowed; check the loss "
+                                   "and learning rate, or evaluate a finite checkpoint.").format(bad=bad))
             return pred.argmax(axis=1)
-        raise ValueError(f"MIoU.update: pred shape {pred.shape} does not match label shape {label.shape}. "
-                         f"Allowed: logits {logits_shape} (N, C, H, W) with C = num_classes = {self.num_classes}, "
-                         f"or a predicted label map {label.shape}. Fix: check num_classes and that pred and label "
-                         "come from the same batch.")
+        raise ValueError(_("MIoU.update: pred shape {pred_shape} does not match label shape {label_shape}. "
+                           "Allowed: logits {logits_shape} (N, C, H, W) with C = num_classes = {num_classes}, or a "
+                           "predicted label map {label_shape}. Fix: check num_classes and that pred and label come "
+                           "from the same batch.").format(
+            pred_shape=pred.shape, label_shape=label.shape, logits_shape=logits_shape,
+            num_classes=self.num_classes))
 
     def eval(self):
         """Return the mean IoU over the classes present in labels or predictions (NaN classes are skipped)."""

@@ -9,7 +9,8 @@ still gets decay. In plain MindSpore the same groups are
 
 from mindspore import nn
 
-from course_lib.validation import check_real
+from course_lib.validation import check_real, check_type, wrong_type
+from course_lib.i18n import _
 
 __all__ = ["NO_DECAY_NAMES", "split_weight_decay_params", "param_groups"]
 
@@ -18,13 +19,13 @@ NO_DECAY_NAMES = ("gamma", "beta", "bias")
 
 
 def _check_net(net):
-    if not isinstance(net, nn.Cell):
-        raise TypeError(f"net must be a mindspore.nn.Cell, got {type(net).__name__}. "
-                        "Fix: pass the network itself, e.g. course_lib.models.lenet5().")
+    check_type("net", net, nn.Cell, _("a mindspore.nn.Cell"),
+               _("pass the network itself, e.g. course_lib.models.lenet5()"))
     params = net.trainable_params()
     if not params:
-        raise ValueError(f"{type(net).__name__} has no trainable parameters, so there is nothing to optimize. "
-                         "Fix: check that the network has layers and that they are not frozen (requires_grad).")
+        raise ValueError(_("{type} has no trainable parameters, so there is nothing to optimize. Fix: check that "
+                           "the network has layers and that they are not frozen (requires_grad).").format(
+            type=type(net).__name__))
     return params
 
 
@@ -35,9 +36,10 @@ def split_weight_decay_params(net, no_decay_names=NO_DECAY_NAMES):
     (``layer1.0.bn1.gamma`` -> ``gamma``).
     """
     params = _check_net(net)
-    if isinstance(no_decay_names, str) or not all(isinstance(n, str) and n for n in no_decay_names):
-        raise TypeError(f"no_decay_names must be a tuple of non-empty names, got {no_decay_names!r}. "
-                        "Fix: e.g. ('gamma', 'beta', 'bias').")
+    if (isinstance(no_decay_names, str) or not isinstance(no_decay_names, (tuple, list, set, frozenset))
+            or not all(isinstance(n, str) and n for n in no_decay_names)):
+        raise wrong_type("no_decay_names", no_decay_names, _("a tuple of non-empty names"),
+                         _("e.g. ('gamma', 'beta', 'bias')"))
     skip = set(no_decay_names)
     decayed, not_decayed = [], []
     for param in params:
@@ -55,9 +57,7 @@ def param_groups(net, weight_decay, no_decay_names=NO_DECAY_NAMES):
     Taught in lesson 07 (notebooks/07_migrate_resnet_from_pytorch.ipynb).
     Copy held equal by tests/test_technique_agreement.py: recipes/warmup_cosine_no_decay_bn_bias.py.
     """
-    weight_decay = check_real("weight_decay", weight_decay, 0, fix="pass e.g. 1e-4 (0 disables weight decay).",
-                              type_error=ValueError, message="{name} must be a finite number >= 0, got {value!r}. "
-                                                             "Fix: {fix}")
+    weight_decay = check_real("weight_decay", weight_decay, 0, fix=_("pass e.g. 1e-4 (0 disables weight decay)"))
     decayed, not_decayed = split_weight_decay_params(net, no_decay_names)
     groups = []
     if decayed:

@@ -20,20 +20,10 @@ the warmup and the decay length separately.
 """
 import math
 
-from course_lib.validation import check_int, check_real
+from course_lib.validation import check_int, check_real, check_type
+from course_lib.i18n import _
 
 __all__ = ["cosine_lr", "linear_warmup_lr", "cosine_decay_steps", "optimizer_lr_values"]
-
-
-def _check_real(name, value, fix):
-    return check_real(name, value, fix=fix, message="{name} must be a finite real number, got {value!r} ({type}). "
-                                                    "Fix: {fix}")
-
-
-def _check_int(name, value, minimum, fix):
-    return check_int(name, value, minimum, fix=fix,
-                     message=("{name} must be an int, got {value!r} ({type}). Fix: {fix}",
-                              "{name} must be >= {low}, got {value}. Fix: {fix}"))
 
 
 def linear_warmup_lr(lr_max, warmup_steps):
@@ -42,22 +32,18 @@ def linear_warmup_lr(lr_max, warmup_steps):
     Unlike ``nn.warmup_lr`` (constant within an epoch and exactly 0 for the whole first epoch), no step is
     wasted at learning rate 0.
     """
-    lr_max = _check_real("lr_max", lr_max, "pass the peak learning rate, e.g. 0.1.")
-    if lr_max <= 0:
-        raise ValueError(f"lr_max must be > 0, got {lr_max}. Fix: pass the peak learning rate, e.g. 0.1.")
-    warmup_steps = _check_int("warmup_steps", warmup_steps, 0, "pass a step count such as 100 (0 = no warmup).")
+    lr_max = check_real("lr_max", lr_max, 0, low_open=True, fix=_("pass the peak learning rate, e.g. 0.1"))
+    warmup_steps = check_int("warmup_steps", warmup_steps, 0, fix=_("pass a step count such as 100 (0 = no warmup)"))
     return [lr_max * (step + 1) / warmup_steps for step in range(warmup_steps)]
 
 
 def _check_lr_pair(lr_max, lr_min):
-    lr_max = _check_real("lr_max", lr_max, "pass the peak learning rate, e.g. 0.1.")
-    lr_min = _check_real("lr_min", lr_min, "pass the final learning rate, e.g. 0.0.")
-    if lr_max <= 0:
-        raise ValueError(f"lr_max must be > 0, got {lr_max}. Fix: pass the peak learning rate, e.g. 0.1.")
+    lr_max = check_real("lr_max", lr_max, 0, low_open=True, fix=_("pass the peak learning rate, e.g. 0.1"))
+    lr_min = check_real("lr_min", lr_min, 0, fix=_("pass the final learning rate, e.g. 0.0"))
     if not 0 <= lr_min < lr_max:
-        raise ValueError(f"lr_min must satisfy 0 <= lr_min < lr_max, got lr_min={lr_min}, lr_max={lr_max}. "
-                         "Fix: the argument order is (lr_max, lr_min, ...); for a constant rate pass a float "
-                         "learning_rate to the optimizer instead.")
+        raise ValueError(_("lr_min must satisfy 0 <= lr_min < lr_max, got lr_min={lr_min}, lr_max={lr_max}. Fix: "
+                           "the argument order is (lr_max, lr_min, ...); for a constant rate pass a float "
+                           "learning_rate to the optimizer instead.").format(lr_min=lr_min, lr_max=lr_max))
     return lr_max, lr_min
 
 
@@ -70,7 +56,8 @@ def cosine_decay_steps(lr_max, lr_min, decay_steps):
     results are bit-identical to what the course computed with it before).
     """
     lr_max, lr_min = _check_lr_pair(lr_max, lr_min)
-    decay_steps = _check_int("decay_steps", decay_steps, 1, "pass the number of steps to decay over, e.g. 1000.")
+    decay_steps = check_int("decay_steps", decay_steps, 1,
+                            fix=_("pass the number of steps to decay over, e.g. 1000"))
     delta = 0.5 * (lr_max - lr_min)
     return [lr_min + delta * (1 + math.cos(math.pi * step / decay_steps)) for step in range(decay_steps)]
 
@@ -95,15 +82,15 @@ def cosine_lr(lr_max, lr_min, total_steps, steps_per_epoch, warmup_epochs=0):
 
 
 def _check_lengths(total_steps, steps_per_epoch, warmup_epochs):
-    total_steps = _check_int("total_steps", total_steps, 1, "pass epochs * steps_per_epoch, e.g. 10 * 44.")
-    steps_per_epoch = _check_int("steps_per_epoch", steps_per_epoch, 1,
-                                 "pass dataset.get_dataset_size() of the training set.")
-    warmup_epochs = _check_int("warmup_epochs", warmup_epochs, 0, "pass a number of epochs such as 1 (0 = none).")
+    total_steps = check_int("total_steps", total_steps, 1, fix=_("pass epochs * steps_per_epoch, e.g. 10 * 44"))
+    steps_per_epoch = check_int("steps_per_epoch", steps_per_epoch, 1,
+                                fix=_("pass dataset.get_dataset_size() of the training set"))
+    warmup_epochs = check_int("warmup_epochs", warmup_epochs, 0, fix=_("pass a number of epochs such as 1 (0 = none)"))
     warmup_steps = warmup_epochs * steps_per_epoch
     if warmup_steps >= total_steps:
-        raise ValueError(f"warmup_epochs * steps_per_epoch = {warmup_steps} must be smaller than total_steps = "
-                         f"{total_steps}, so that some steps are left for the cosine decay. "
-                         "Fix: use fewer warmup epochs or train longer.")
+        raise ValueError(_("warmup_epochs * steps_per_epoch = {warmup_steps} must be smaller than total_steps = "
+                           "{total_steps}, so that some steps are left for the cosine decay. Fix: use fewer warmup "
+                           "epochs or train longer.").format(warmup_steps=warmup_steps, total_steps=total_steps))
     return total_steps, warmup_steps
 
 
@@ -116,13 +103,12 @@ def optimizer_lr_values(optimizer):
     """
     from mindspore import nn
 
-    if not isinstance(optimizer, nn.Optimizer):
-        raise TypeError(f"optimizer must be an nn optimizer such as nn.Momentum, got {type(optimizer).__name__}. "
-                        "Fix: pass the optimizer you built with learning_rate=<list or 1-D Tensor>.")
+    check_type("optimizer", optimizer, nn.Optimizer, _("an nn optimizer such as nn.Momentum"),
+               _("pass the optimizer you built with learning_rate=<list or 1-D Tensor>"))
     schedule = optimizer.learning_rate
     values = getattr(schedule, "learning_rate", None) if optimizer.dynamic_lr else None
     if values is None or getattr(values, "ndim", 0) != 1:
-        kind = type(schedule).__name__ if optimizer.dynamic_lr else "a fixed learning rate"
-        raise TypeError(f"the optimizer holds no per-step learning rates (it has {kind}). Fix: pass "
-                        "learning_rate=<a list or 1-D Tensor with one rate per step>.")
+        kind = type(schedule).__name__ if optimizer.dynamic_lr else _("a fixed learning rate")
+        raise TypeError(_("the optimizer holds no per-step learning rates (it has {kind}). Fix: pass "
+                          "learning_rate=<a list or 1-D Tensor with one rate per step>.").format(kind=kind))
     return [float(v) for v in values.asnumpy()]

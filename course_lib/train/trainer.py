@@ -11,8 +11,6 @@ The step runs under ``@ms.jit`` (a compiled graph) or eagerly in PyNative mode (
 ``train(epochs)`` adds a text progress bar, a loss history and per-epoch evaluation that keeps ``best.ckpt``.
 """
 import math
-import numbers
-import os
 import sys
 import time
 from pathlib import Path
@@ -28,6 +26,9 @@ from tqdm import tqdm
 from course_lib.train.callbacks import LossRecorder
 from course_lib.train.checkpoint import save_checkpoint
 from course_lib.paths import relative
+from course_lib.i18n import _
+from course_lib.validation import (check_bool, check_int, check_path, check_real, check_str, check_together,
+                                   check_type, wrong_type)
 
 __all__ = ["Trainer", "get_grad_reducer", "MAX_LOSS_SCALE", "REDUCING_PARALLEL_MODES", "BEST_CHECKPOINT_NAME"]
 
@@ -57,35 +58,25 @@ def get_grad_reducer(weights):
     return nn.Identity()
 
 
-def _check_bool(name, value):
-    if not isinstance(value, bool):
-        raise TypeError(f"{name} must be True or False, got {value!r} ({type(value).__name__}).")
-
-
 def _check_loss_scale(loss_scale):
-    if isinstance(loss_scale, bool) or not isinstance(loss_scale, numbers.Real):
-        raise TypeError(f"loss_scale must be a number, got {loss_scale!r} ({type(loss_scale).__name__}). "
-                        "Fix: pass e.g. 1.0 (no scaling) or 1024.0.")
-    if not (math.isfinite(loss_scale) and 1.0 <= loss_scale <= MAX_LOSS_SCALE):
-        raise ValueError(f"loss_scale must be between 1 and 2**126 (~8.5e37), got {loss_scale!r}. Below 1 it "
-                         "would shrink the loss (StaticLossScaler rejects it); above 2**126, 1/loss_scale is a "
-                         "subnormal float32 that the CPU flushes to 0, zeroing every gradient. "
-                         "Fix: use a power of two such as 1024.0 (1.0 = no scaling).")
-    return float(loss_scale)
+    return check_real("loss_scale", loss_scale, 1.0, MAX_LOSS_SCALE, fix=_(
+        "use a power of two such as 1024.0 (1.0 = no scaling). Below 1 the loss would shrink (StaticLossScaler "
+        "rejects it); above 2**126, 1/loss_scale is a subnormal float32 that the CPU flushes to 0, zeroing every "
+        "gradient"))
 
 
 def _check_dataset(name, dataset, columns):
-    if not isinstance(dataset, Dataset):
-        raise TypeError(f"{name} must be a mindspore.dataset pipeline, got {type(dataset).__name__}. "
-                        "Fix: e.g. course_lib.data.datasets.create_mnist_dataset(train=True).")
+    check_type(name, dataset, Dataset, _("a mindspore.dataset pipeline"),
+               _("e.g. course_lib.data.datasets.create_mnist_dataset(train=True)"))
     missing = [column for column in columns if column not in dataset.get_col_names()]
     if missing:
-        raise ValueError(f"{name} has columns {dataset.get_col_names()}, without {missing}. "
-                         f"Fix: pass columns=(input_column, label_column) naming the dataset's columns.")
+        raise ValueError(_("{name} has columns {columns}, without {missing}. Fix: pass "
+                           "columns=(input_column, label_column) naming the dataset's columns.").format(
+            name=name, columns=dataset.get_col_names(), missing=missing))
     size = dataset.get_dataset_size()
     if size < 1:
-        raise ValueError(f"{name} has no batches (get_dataset_size() = {size}). "
-                         "Fix: use a smaller batch_size or drop_remainder=False.")
+        raise ValueError(_("{name} has no batches (get_dataset_size() = {size}). Fix: use a smaller batch_size or "
+                           "drop_remainder=False.").format(name=name, size=size))
     return size
 
 
@@ -122,43 +113,35 @@ class Trainer:
     def __init__(self, net, loss_fn, optimizer, train_dataset, *, eval_dataset=None, metric=None,
                  metric_name="accuracy", loss_scale=1.0, jit=True, checkpoint_dir=None, progress=True,
                  columns=("image", "label"), overflow_check=None):
-        if not isinstance(net, nn.Cell):
-            raise TypeError(f"net must be a mindspore.nn.Cell, got {type(net).__name__}. "
-                            "Fix: e.g. course_lib.models.lenet5().")
+        check_type("net", net, nn.Cell, _("a mindspore.nn.Cell"), _("e.g. course_lib.models.lenet5()"))
         self.loss_fns = self._check_loss_fns(loss_fn)
-        if not isinstance(optimizer, nn.Optimizer):
-            raise TypeError(f"optimizer must be a mindspore.nn.Optimizer, got {type(optimizer).__name__}. "
-                            "Fix: e.g. nn.Momentum(net.trainable_params(), learning_rate=0.01, momentum=0.9).")
+        check_type("optimizer", optimizer, nn.Optimizer, _("a mindspore.nn.Optimizer"),
+                   _("e.g. nn.Momentum(net.trainable_params(), learning_rate=0.01, momentum=0.9)"))
         net_param_ids = {id(param) for param in net.trainable_params()}
         foreign = [param.name for param in optimizer.parameters if id(param) not in net_param_ids]
         if foreign:
-            raise ValueError(f"optimizer updates parameters that are not trainable parameters of net: "
-                             f"{foreign[:5]}. Fix: build the optimizer from this network, e.g. "
-                             "nn.Momentum(net.trainable_params(), ...).")
+            raise ValueError(_("optimizer updates parameters that are not trainable parameters of net: "
+                               "{names}. Fix: build the optimizer from this network, e.g. "
+                               "nn.Momentum(net.trainable_params(), ...).").format(names=foreign[:5]))
         if (isinstance(columns, str) or not isinstance(columns, (tuple, list)) or len(columns) != 2
                 or not all(isinstance(column, str) for column in columns)):
-            raise TypeError(f"columns must be a pair of column names (input, label), got {columns!r}. "
-                            "Fix: e.g. columns=('image', 'label').")
+            raise wrong_type("columns", columns, _("a pair of column names (input, label)"),
+                             _("e.g. columns=('image', 'label')"))
         self.columns = tuple(columns)
         self.steps_per_epoch = _check_dataset("train_dataset", train_dataset, self.columns)
-        if (eval_dataset is None) != (metric is None):
-            raise ValueError("eval_dataset and metric go together: pass both to evaluate after every epoch, "
-                             "or neither. Fix: e.g. eval_dataset=create_mnist_dataset(train=False), "
-                             "metric=mindspore.train.Accuracy().")
+        check_together("eval_dataset", eval_dataset, "metric", metric,
+                       _("e.g. eval_dataset=create_mnist_dataset(train=False), metric=mindspore.train.Accuracy(), "
+                         "to evaluate after every epoch"))
         if eval_dataset is not None:
             _check_dataset("eval_dataset", eval_dataset, self.columns)
-            if not isinstance(metric, Metric):
-                raise TypeError(f"metric must be a mindspore.train.Metric, got {type(metric).__name__}. "
-                                "Fix: e.g. mindspore.train.Accuracy().")
-        if not isinstance(metric_name, str) or not metric_name:
-            raise TypeError(f"metric_name must be a non-empty str, got {metric_name!r}. Fix: e.g. 'accuracy'.")
-        if checkpoint_dir is not None and not isinstance(checkpoint_dir, (str, os.PathLike)):
-            raise TypeError(f"checkpoint_dir must be a folder path (str or Path) or None, got "
-                            f"{type(checkpoint_dir).__name__}. Fix: e.g. course_lib.paths.lesson_dir('06').")
-        _check_bool("jit", jit)
-        _check_bool("progress", progress)
+            check_type("metric", metric, Metric, _("a mindspore.train.Metric"), _("e.g. mindspore.train.Accuracy()"))
+        check_str("metric_name", metric_name, _("e.g. 'accuracy'"))
+        checkpoint_dir = check_path("checkpoint_dir", checkpoint_dir, _("e.g. course_lib.paths.lesson_dir('06')"),
+                                    none_ok=True)
+        jit = check_bool("jit", jit)
+        progress = check_bool("progress", progress)
         if overflow_check is not None:
-            _check_bool("overflow_check", overflow_check)
+            overflow_check = check_bool("overflow_check", overflow_check)
 
         self.net = net
         self.optimizer = optimizer
@@ -198,11 +181,11 @@ class Trainer:
     def _check_loss_fns(loss_fn):
         loss_fns = tuple(loss_fn) if isinstance(loss_fn, (list, tuple)) else (loss_fn,)
         if not loss_fns:
-            raise ValueError("loss_fn is an empty list. Fix: pass at least one loss, e.g. nn.CrossEntropyLoss().")
+            raise ValueError(_("loss_fn is an empty list. Fix: pass at least one loss, e.g. nn.CrossEntropyLoss()."))
         for index, fn in enumerate(loss_fns):
             if not callable(fn):
-                raise TypeError(f"loss_fn[{index}] must be a loss Cell or callable (logits, labels) -> loss, "
-                                f"got {type(fn).__name__}. Fix: e.g. nn.CrossEntropyLoss().")
+                raise wrong_type(f"loss_fn[{index}]", fn, _("a loss Cell or callable (logits, labels) -> loss"),
+                                 _("e.g. nn.CrossEntropyLoss()"))
         return loss_fns
 
     @property
@@ -265,7 +248,7 @@ class Trainer:
     def evaluate(self):
         """Score the network on ``eval_dataset`` with ``metric``; returns a float (network left in train mode)."""
         if self.eval_dataset is None:
-            raise ValueError("This Trainer has no eval_dataset/metric. Fix: pass both to Trainer(...).")
+            raise ValueError(_("This Trainer has no eval_dataset/metric. Fix: pass both to Trainer(...)."))
         self.net.set_train(False)
         self.metric.clear()
         image_column, label_column = self.columns
@@ -280,24 +263,23 @@ class Trainer:
 
     def _keep_if_best(self, epoch, score):
         if self.best_metric is not None and score <= self.best_metric:
-            return f"best {self.best_metric:.4f} at epoch {self.best_epoch}"
+            return _("best {score:.4f} at epoch {epoch}").format(score=self.best_metric, epoch=self.best_epoch)
         self.best_metric, self.best_epoch = score, epoch
         if self.checkpoint_dir is None:
-            return "new best"
+            return _("new best")
         self.best_checkpoint = save_checkpoint(self.net, self.checkpoint_dir / BEST_CHECKPOINT_NAME,
                                                append_dict={"epoch": epoch, self.metric_name: score})
-        return f"new best, saved {relative(self.best_checkpoint)}"
+        return _("new best, saved {path}").format(path=relative(self.best_checkpoint))
 
     def train(self, epochs):
         """Train for ``epochs`` more epochs; evaluate after each one if an eval set was given. Returns ``history``."""
-        if isinstance(epochs, bool) or not isinstance(epochs, numbers.Integral) or epochs < 1:
-            raise ValueError(f"epochs must be a positive int, got {epochs!r}. Fix: e.g. trainer.train(3).")
+        epochs = check_int("epochs", epochs, 1, fix=_("e.g. trainer.train(3)"))
         image_column, label_column = self.columns
         history = self.history
         history.steps_per_epoch = self.steps_per_epoch
         iterator = self.train_dataset.create_dict_iterator(num_epochs=int(epochs))
         self.net.set_train(True)
-        for _ in range(int(epochs)):
+        for _epoch in range(int(epochs)):
             epoch = self.epochs_done + 1
             history.current_epoch = epoch
             epoch_losses = []
@@ -317,10 +299,11 @@ class Trainer:
                 if not bool(finite):
                     if not self.overflow_check:
                         raise FloatingPointError(
-                            f"step {self.global_step} (epoch {epoch}): the training loss is {loss_value}, and this "
-                            "step's update has been applied, so the weights may now hold inf/NaN. Fix: lower the "
-                            "learning rate, check the data for inf/NaN, or pass overflow_check=True to skip "
-                            "updates whose gradients are not finite.")
+                            _("step {global_step} (epoch {epoch}): the training loss is {loss_value}, and this "
+                              "step's update has been applied, so the weights may now hold inf/NaN. Fix: lower the "
+                              "learning rate, check the data for inf/NaN, or pass overflow_check=True to skip "
+                              "updates whose gradients are not finite.").format(
+                            global_step=self.global_step, epoch=epoch, loss_value=loss_value))
                     self.skipped_steps += 1
                 bar.set_postfix(loss=f"{loss_value:.4f}", skipped=self.skipped_steps, refresh=False)
                 bar.update(1)
@@ -329,7 +312,7 @@ class Trainer:
             self.epochs_done = epoch
             history.epochs.append(epoch)
             history.epoch_loss.append(float(np.mean(epoch_losses)) if epoch_losses else math.nan)
-            summary = f"epoch {epoch}: loss {history.epoch_loss[-1]:.4f}"
+            summary = _("epoch {epoch}: loss {loss:.4f}").format(epoch=epoch, loss=history.epoch_loss[-1])
             if len(self.loss_fns) > 1:
                 for name, part_sum in zip(self.loss_names, part_sums):
                     history.record(name, part_sum / max(len(epoch_losses), 1), epoch)
