@@ -21,10 +21,11 @@ BATCH, SIZE = 8, 224
 
 
 def mindspore_step(model, fast):
-    import course_lib  # noqa: F401
     import mindspore as ms
     import numpy as np
     from mindspore import nn
+
+    import course_lib  # noqa: F401
     from course_lib.models import resnet
     from course_lib.perf.fast_conv import swap_convs
     from course_lib.perf.timing import make_jit_train_step

@@ -38,8 +38,11 @@ from dataclasses import dataclass, field  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import course_lib  # noqa: E402,F401
-from course_lib.paths import scrub_paths  # noqa: E402
-from course_lib.paths import OUTPUT_DIR, PROJECT_ROOT  # noqa: E402
+from course_lib.paths import (  # noqa: E402
+    OUTPUT_DIR,
+    PROJECT_ROOT,
+    scrub_paths,  # noqa: E402
+)
 from course_lib.perf.timing import cpu_info, cpu_kind, summarize  # noqa: E402
 
 HERE = Path(__file__).resolve().parent

@@ -127,6 +127,7 @@ class MindSporeBackend:
     def prepare_digits(self, path, batch_size, seed):
         """Read the digits training pipeline once and save its batches (the data every LeNet run trains on)."""
         import mindspore.dataset as ds
+
         from course_lib.data.datasets import create_mnist_dataset
 
         ds.config.set_seed(seed)
@@ -432,6 +433,7 @@ class PipelineTask:
 
     def _minddata(self, workers, shuffle):
         import mindspore.dataset as ds
+
         from course_lib.data.datasets import create_imagefolder_dataset, create_mnist_dataset
 
         ds.config.set_seed(self.spec["seed"])
@@ -481,8 +483,9 @@ class TorchBackend:
         # course_lib (imported for build_torch_resnet) would cap PyTorch's own oneDNN at AVX2 too: PyTorch runs
         # with the environment it was given (run.py passes the one `make bench` started with).
         given = os.environ.get("ONEDNN_MAX_CPU_ISA")
-        import course_lib  # noqa: F401
         import torch
+
+        import course_lib  # noqa: F401
 
         if given is None:
             os.environ.pop("ONEDNN_MAX_CPU_ISA", None)

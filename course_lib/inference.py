@@ -15,14 +15,13 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 import mindspore as ms
+import numpy as np
 from mindspore import Tensor, nn
 
+from course_lib.i18n import _
 from course_lib.locks import clean_stale_temp_files, temp_name
 from course_lib.paths import relative
-from course_lib.i18n import _
 from course_lib.validation import check_bool, check_int, check_ndim, check_path, check_type, wrong_type
 
 __all__ = ["Predictions", "predict", "expected_input_shape", "export_mindir", "load_mindir", "mindir_input_shapes",

@@ -20,6 +20,7 @@ import sys
 import time
 import uuid
 from pathlib import Path
+
 from course_lib.i18n import _
 
 #: The checkout (paths.PROJECT_ROOT; paths imports this module, so it cannot be imported from here).

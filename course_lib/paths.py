@@ -5,6 +5,7 @@ import sys
 import tempfile
 import uuid
 from pathlib import Path
+
 from course_lib.i18n import _
 from course_lib.validation import check_str
 

@@ -121,9 +121,9 @@ def train_with_trainer(net, cfg, data, recorder, jit):
 def run_mode(mode, cfg, args, rank):
     import mindspore as ms
 
-    from course_lib.train.checkpoint import save_checkpoint
-    from course_lib.parallel.worker import ShardRecorder, parameter_checksum, print_report
     from course_lib.models import lenet5
+    from course_lib.parallel.worker import ShardRecorder, parameter_checksum, print_report
+    from course_lib.train.checkpoint import save_checkpoint
 
     ms.set_seed(cfg.seed)  # same seed on every rank: same initial weights and the same shuffle for the shards
     net = lenet5(num_classes=10)
@@ -143,9 +143,9 @@ def run_mode(mode, cfg, args, rank):
 
 def main(argv=None):
     args = parse_args(argv)
-    import course_lib  # noqa: F401  (sets GLOG_v/oneDNN defaults before mindspore is imported)
     import mindspore as ms
 
+    import course_lib  # noqa: F401  (sets GLOG_v/oneDNN defaults before mindspore is imported)
     from course_lib.i18n import _
     from course_lib.parallel.worker import print_report
 

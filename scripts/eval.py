@@ -23,9 +23,9 @@ def main(argv=None) -> dict:
     factory.check_classification_config(cfg)
     path = factory.resolve_checkpoint(cfg)
 
-    from course_lib.train.checkpoint import load_checkpoint
-    from course_lib.run.env import init_env
     from course_lib.paths import relative
+    from course_lib.run.env import init_env
+    from course_lib.train.checkpoint import load_checkpoint
 
     init_env(cfg)
     dataset = factory.create_dataset(cfg, train=False)

@@ -55,9 +55,9 @@ def main(argv=None):
         raise FileExistsError(_("{target} already exists. Fix: --output another file name, or --overwrite true to "
                                 "replace it.").format(target=relative(target)))
 
-    from course_lib.train.checkpoint import load_checkpoint
-    from course_lib.run.env import init_env
     from course_lib.inference import export_mindir
+    from course_lib.run.env import init_env
+    from course_lib.train.checkpoint import load_checkpoint
 
     init_env(cfg)
     net = factory.create_network(cfg)

@@ -32,8 +32,8 @@ def solve_01_2():
     import mindspore.dataset as ds
     from mindspore.mindrecord import FileWriter
 
-    from course_lib.paths import DATA_DIR
     from course_lib.data.stats import sample_fingerprints
+    from course_lib.paths import DATA_DIR
 
     png_train = DATA_DIR / "digits_png" / "train"
     class_index = ds.ImageFolderDataset(str(png_train), shuffle=False).get_class_indexing()

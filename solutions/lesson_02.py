@@ -2,7 +2,7 @@
 
 
 def solve_02_1():
-    from course_lib.models import ResNet, ResidualBlock
+    from course_lib.models import ResidualBlock, ResNet
 
     return ResNet(ResidualBlock, [3, 8, 36, 3], [64, 256, 512, 1024], [256, 512, 1024, 2048], [1, 2, 2, 2], 1000)
 
@@ -35,7 +35,7 @@ def solve_02_3():
 
 
 def _wrong_02():
-    from course_lib.models import lenet5, resnet50, resnet18
+    from course_lib.models import lenet5, resnet18, resnet50
 
     return {
         "02.1": [resnet50(), lenet5(), "resnet152"],

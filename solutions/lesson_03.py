@@ -6,9 +6,9 @@ def solve_03_1():
     from mindspore import nn
     from mindspore.train import Model
 
-    from course_lib.train.callbacks import EvalCallback
     from course_lib.data.datasets import create_mnist_dataset
     from course_lib.models import lenet5
+    from course_lib.train.callbacks import EvalCallback
 
     ms.set_seed(1)
     net = lenet5()

@@ -1,5 +1,3 @@
-import course_lib  # noqa: F401  (sets env before mindspore)
-
 import json
 import math
 import shutil
@@ -10,6 +8,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
+import course_lib  # noqa: F401  (sets env before mindspore)
 from course_lib.paths import PROJECT_ROOT
 from course_lib.perf.timing import cpu_kind
 

@@ -241,6 +241,7 @@ def test_callbacks_import_only_mindspore_numpy_stdlib_and_course_lib_checkpoint(
 
 def test_no_class_shadows_a_mindspore_train_name():
     import mindspore.train
+
     import course_lib.train.callbacks as module
     ours = {name for name in module.__all__ if isinstance(getattr(module, name), type)}
     assert ours and not ours & set(dir(mindspore.train))

@@ -334,8 +334,8 @@ def test_consistent_crafted_and_split_tensors_load(tmp_path):
 
 
 def test_every_tensor_of_a_real_checkpoint_passes_the_size_check(tmp_path):
-    from course_lib.train.checkpoint import check_tensor_sizes
     from course_lib.models import lenet5
+    from course_lib.train.checkpoint import check_tensor_sizes
 
     path = save_checkpoint(lenet5(), tmp_path / "lenet.ckpt", append_dict={"epoch_num": 3, "note": "x"})
     assert check_tensor_sizes(path) == len(load_checkpoint(path)) - 1  # the str "note" is checked apart

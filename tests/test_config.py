@@ -1,6 +1,6 @@
-import course_lib  # noqa: F401  (sets env before mindspore)
 import pytest
 
+import course_lib  # noqa: F401  (sets env before mindspore)
 from course_lib.run.config import DEFAULT_CONFIG, Config, load_config, parse_overrides
 
 

@@ -1,11 +1,10 @@
-import course_lib  # noqa: F401  (sets env before mindspore)
 import shutil
 
 import numpy as np
 import pytest
 
+import course_lib  # noqa: F401  (sets env before mindspore)
 from course_lib import paths
-
 from course_lib.data import datasets as data
 from course_lib.data.generate import IGNORE_LABEL, write_idx
 

@@ -1,10 +1,10 @@
-import course_lib  # noqa: F401  (sets env before mindspore)
 from pathlib import Path
+
 import numpy as np
 import pytest
 
+import course_lib  # noqa: F401  (sets env before mindspore)
 from course_lib import paths
-
 from course_lib.data import generate as datagen
 from course_lib.data.generate import shape_colour
 

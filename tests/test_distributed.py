@@ -9,20 +9,25 @@ import time
 import uuid
 from pathlib import Path
 
+import mindspore as ms
 import numpy as np
 import psutil
 import pytest
 
-import mindspore as ms
-
-from course_lib.parallel import launch as distributed
-from course_lib.train.checkpoint import load_checkpoint
 from course_lib.data.datasets import create_mnist_dataset
-from course_lib.parallel.launch import DistributedLaunchError, DistributedTimeoutError, find_free_port, launch
-from course_lib.parallel.worker import (ShardRecorder, dataset_fingerprints, image_fingerprint, parameter_checksum,
-                                        parse_worker_report, print_report)
 from course_lib.models import lenet5
+from course_lib.parallel import launch as distributed
+from course_lib.parallel.launch import DistributedLaunchError, DistributedTimeoutError, find_free_port, launch
+from course_lib.parallel.worker import (
+    ShardRecorder,
+    dataset_fingerprints,
+    image_fingerprint,
+    parameter_checksum,
+    parse_worker_report,
+    print_report,
+)
 from course_lib.paths import PROJECT_ROOT
+from course_lib.train.checkpoint import load_checkpoint
 
 WORKER = PROJECT_ROOT / "scripts" / "distributed_worker.py"
 STEPS, BATCH = 4, 16

@@ -1,5 +1,4 @@
 """Every exercise passes with its reference solution and fails, with a hint, on typical wrong answers."""
-import course_lib  # noqa: F401  (sets env before mindspore)
 import importlib
 import json
 import re
@@ -7,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from course_lib.exercises import engine as exercises
+import course_lib  # noqa: F401  (sets env before mindspore)
 from course_lib.exercises import Incorrect, catalogue, check, exercise, expect_close, explain, hide, registered
+from course_lib.exercises import engine as exercises
 from course_lib.i18n import _, set_language
 
 ROOT = Path(__file__).resolve().parent.parent

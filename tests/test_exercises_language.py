@@ -1,5 +1,4 @@
 """The exercise checker speaks the notebook's language: Chinese in the zh edition (notebooks/zh/), else English."""
-import course_lib  # noqa: F401  (sets env before mindspore)
 import ast
 import os
 import re
@@ -10,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+import course_lib  # noqa: F401  (sets env before mindspore)
 from course_lib import i18n
-from course_lib.exercises import engine as exercises
 from course_lib.exercises import Incorrect, check, exercise, expect, explain, hide, reveal
+from course_lib.exercises import engine as exercises
 from course_lib.i18n import N_, _, language, set_language
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,13 +1,20 @@
 import course_lib  # noqa: F401  # isort: skip  (sets env before mindspore)
 import os
 
+import mindspore as ms
 import numpy as np
 import pytest
-import mindspore as ms
 from mindspore import Tensor, nn
 
-from course_lib.inference import (GraphEvalCell, Predictions, expected_input_shape, export_mindir, load_mindir,
-                                  predict, softmax)
+from course_lib.inference import (
+    GraphEvalCell,
+    Predictions,
+    expected_input_shape,
+    export_mindir,
+    load_mindir,
+    predict,
+    softmax,
+)
 from course_lib.models import lenet5
 
 CLASSES = tuple("abcdefghij")

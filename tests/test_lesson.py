@@ -1,6 +1,6 @@
-import course_lib  # noqa: F401
 import pytest
 
+import course_lib  # noqa: F401
 from course_lib import paths
 from course_lib.lab.lesson import Timer, error_summary, show_error
 from course_lib.paths import scrub_paths

@@ -1,6 +1,4 @@
 """OS-held folder locks and the clean-up of temporary files of dead writers (course_lib.locks)."""
-import course_lib  # noqa: F401  (sets env before mindspore)
-
 import os
 import subprocess
 import sys
@@ -9,8 +7,9 @@ import types
 
 import pytest
 
+import course_lib  # noqa: F401  (sets env before mindspore)
 from course_lib import locks
-from course_lib.train.checkpoint import CheckpointFolderBusy, CheckpointManager, LOCK_NAME, save_checkpoint
+from course_lib.train.checkpoint import LOCK_NAME, CheckpointFolderBusy, CheckpointManager, save_checkpoint
 
 
 def hold_in_child(code: str):

@@ -1,12 +1,11 @@
 """A Chinese learner gets Chinese errors from course_lib's library modules (validation, data, models, train,
 inference, paths, locks, staging); an English learner gets them unchanged (issue 26, item 5)."""
-import course_lib  # noqa: F401  (sets env before mindspore)
-
 import re
 
 import numpy as np
 import pytest
 
+import course_lib  # noqa: F401  (sets env before mindspore)
 from course_lib.i18n import _, set_language
 
 CJK = re.compile(r"[\u4e00-\u9fff]")

@@ -6,10 +6,10 @@ import sys
 import warnings
 from pathlib import Path
 
-import course_lib
 import pytest
 from babel.messages.pofile import read_po
 
+import course_lib
 from course_lib import i18n
 from course_lib.i18n import set_language
 from course_lib.lab import diagrams, plotting

@@ -9,12 +9,19 @@ import pytest
 import torch
 from mindspore import nn
 
-from course_lib.train.checkpoint import load_checkpoint
-from course_lib.migrate.convert import (RESNET_LAYOUTS, calibrate_batchnorm, convert_torch_state_dict,
-                                        make_torch_train_step, map_state_dict, parameter_differences,
-                                        torch_param_groups, torch_to_mindspore_name)
+from course_lib.migrate.convert import (
+    RESNET_LAYOUTS,
+    calibrate_batchnorm,
+    convert_torch_state_dict,
+    make_torch_train_step,
+    map_state_dict,
+    parameter_differences,
+    torch_param_groups,
+    torch_to_mindspore_name,
+)
 from course_lib.migrate.torch_resnet import build_torch_resnet
 from course_lib.models import resnet18, resnet50
+from course_lib.train.checkpoint import load_checkpoint
 from course_lib.train.optim import param_groups, split_weight_decay_params
 
 torch.set_num_threads(1)  # MindSpore and PyTorch share the cores of this process
@@ -325,9 +332,9 @@ def test_training_steps_validate_the_recipe(torch_resnet18):
 def test_require_torch_returns_torch_or_says_how_to_install_it(monkeypatch):
     import sys
 
-    from course_lib.migrate.convert import OptionalInstallMissing, require_torch
-
     import torch
+
+    from course_lib.migrate.convert import OptionalInstallMissing, require_torch
 
     assert require_torch() is torch
     monkeypatch.setitem(sys.modules, "torch", None)  # what Python does when torch is not installed

@@ -7,8 +7,17 @@ import numpy as np
 import pytest
 from mindspore import nn
 
-from course_lib.models import (LeNet5, ResidualBlock, ResidualBlockBase, ResNet, lenet5, resnet18, resnet34,
-                               resnet50, resnet101)
+from course_lib.models import (
+    LeNet5,
+    ResidualBlock,
+    ResidualBlockBase,
+    ResNet,
+    lenet5,
+    resnet18,
+    resnet34,
+    resnet50,
+    resnet101,
+)
 
 
 def _count(net):
@@ -312,10 +321,10 @@ def test_check_image_size_is_the_rule_the_networks_follow(pynative):
 
 @pytest.mark.parametrize("model, dataset, size", [("lenet5", "digits_mnist", 64), ("resnet18", "imagefolder", 16)])
 def test_the_scripts_and_timing_refuse_the_same_sizes_with_the_same_words(model, dataset, size):
-    from course_lib.run.config import load_config
     from course_lib.models import check_image_size
-    from course_lib.run.factory import check_classification_config
     from course_lib.perf.timing import time_step_in_subprocess
+    from course_lib.run.config import load_config
+    from course_lib.run.factory import check_classification_config
 
     with pytest.raises(ValueError) as expected:
         check_image_size(model, size, fix="--image_size ")

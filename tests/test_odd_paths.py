@@ -16,11 +16,10 @@ import pytest
 from mindspore import Tensor
 
 from course_lib import paths
-
 from course_lib.data import datasets as data
-from course_lib.train.checkpoint import CheckpointManager, load_checkpoint, save_checkpoint
 from course_lib.inference import export_mindir, load_mindir, predict
 from course_lib.models import lenet5
+from course_lib.train.checkpoint import CheckpointManager, load_checkpoint, save_checkpoint
 
 ODD_NAMES = ["课程 test dir", "Li Wei", "数据"]
 

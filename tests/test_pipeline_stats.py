@@ -1,12 +1,18 @@
 import course_lib  # noqa: F401  # isort: skip  (sets env before mindspore)
 import math
 
+import mindspore.dataset as ds
 import numpy as np
 import pytest
-import mindspore.dataset as ds
 
-from course_lib.data.stats import (Throughput, compare_workers, expected_steps, is_batched, measure_throughput,
-                                       sample_fingerprints)
+from course_lib.data.stats import (
+    Throughput,
+    compare_workers,
+    expected_steps,
+    is_batched,
+    measure_throughput,
+    sample_fingerprints,
+)
 
 
 def numbers(count, shuffle=False, **kwargs):

@@ -1,6 +1,6 @@
-import course_lib  # noqa: F401  (sets env before mindspore)
-
 import matplotlib
+
+import course_lib  # noqa: F401  (sets env before mindspore)
 
 matplotlib.use("Agg")
 

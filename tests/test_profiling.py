@@ -1,11 +1,17 @@
 import course_lib  # noqa: F401  # isort: skip  (sets env before mindspore)
+import mindspore as ms
 import numpy as np
 import pytest
-import mindspore as ms
 from mindspore import Tensor, nn
 
-from course_lib.perf.profiling import (OP_TYPE_FILE, PROFILE_SUFFIX, OpTime, format_op_table, op_time_table,
-                                  profile_steps)
+from course_lib.perf.profiling import (
+    OP_TYPE_FILE,
+    PROFILE_SUFFIX,
+    OpTime,
+    format_op_table,
+    op_time_table,
+    profile_steps,
+)
 
 
 def small_step():

@@ -9,10 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from course_lib.exercises import Incorrect, check, exercise, progress
 from course_lib.exercises import engine as exercises
-
-from course_lib.exercises import progress
-from course_lib.exercises import Incorrect, check, exercise
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRET = 41.5  # an answer value that must never reach a progress file

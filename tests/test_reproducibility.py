@@ -1,11 +1,12 @@
 """Same seed, same numbers: LeNet's loss sequence over one epoch is identical in two separate processes."""
-import course_lib  # noqa: F401  (sets env before mindspore)
 import functools
 import json
 import subprocess
 import sys
 
 import pytest
+
+import course_lib  # noqa: F401  (sets env before mindspore)
 
 TRAIN_ONE_EPOCH = """
 import json, course_lib

@@ -1,9 +1,8 @@
 import course_lib  # noqa: F401  # isort: skip  (sets env before mindspore)
 
-import math
-
 import ast
 import inspect
+import math
 
 import mindspore as ms
 import pytest

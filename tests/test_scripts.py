@@ -7,11 +7,11 @@ import mindspore as ms
 import numpy as np
 import pytest
 
-from course_lib.run.config import load_config
 from course_lib.data.datasets import create_mnist_dataset
 from course_lib.models import lenet5
 from course_lib.paths import PROJECT_ROOT
 from course_lib.run import factory, fit
+from course_lib.run.config import load_config
 
 TRAIN = PROJECT_ROOT / "scripts" / "train.py"
 EVAL = PROJECT_ROOT / "scripts" / "eval.py"

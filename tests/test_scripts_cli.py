@@ -1,7 +1,6 @@
 """scripts/train.py, eval.py and export.py at their command line: --help generated from the config schema, every
 key settable, export.py's round trip, and issue 23's cases (an empty --checkpoint_dir, --resume with other settings,
 a leftover MS_ROLE, a deleted working directory) refused with one message before MindSpore is imported."""
-import course_lib  # noqa: F401  (sets env before mindspore)
 import json
 import os
 import re
@@ -12,9 +11,10 @@ import numpy as np
 import pytest
 import yaml
 
-from course_lib.run.config import DEFAULT_CONFIG, RANGES, load_config
+import course_lib  # noqa: F401  (sets env before mindspore)
 from course_lib.paths import PROJECT_ROOT
 from course_lib.run import cli, cluster, settings
+from course_lib.run.config import DEFAULT_CONFIG, RANGES, load_config
 
 SCRIPTS = PROJECT_ROOT / "scripts"
 TRAIN, EVAL, EXPORT = SCRIPTS / "train.py", SCRIPTS / "eval.py", SCRIPTS / "export.py"
@@ -226,10 +226,10 @@ def test_epochs_count_as_a_setting_with_the_cosine_schedule():
 def test_export_writes_a_mindir_that_predicts_like_the_checkpoint(tmp_path, tiny_run):
     import mindspore as ms
 
-    from course_lib.train.checkpoint import load_checkpoint
     from course_lib.data.datasets import create_mnist_dataset
     from course_lib.inference import load_mindir
     from course_lib.models import lenet5
+    from course_lib.train.checkpoint import load_checkpoint
 
     root, folder = tiny_run
     target = tmp_path / "out" / "lenet5.mindir"

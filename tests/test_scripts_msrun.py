@@ -1,7 +1,6 @@
 """scripts/train.py under msrun: 2 workers on one machine, and a 2-node job simulated on 127.0.0.1 (two msrun calls
 with --node_rank 0/1). The scheduler process only serves the cluster, every rank trains on its shard, rank 0 alone
 writes checkpoints, and both ranks end with the same weights (each logs a digest of its weights)."""
-import course_lib  # noqa: F401  (sets env before mindspore)
 import os
 import re
 import subprocess
@@ -11,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import course_lib  # noqa: F401  (sets env before mindspore)
 from course_lib.parallel.launch import LAUNCH_ID_ENV, find_free_port, find_launch_processes, launch
 from course_lib.paths import PROJECT_ROOT
 
@@ -24,9 +24,9 @@ def checkpoint_digest(path) -> str:
     """The digest train.py logs, computed here from rank 0's checkpoint (the network's parameters only)."""
     import mindspore as ms
 
-    from course_lib.train.checkpoint import load_checkpoint
     from course_lib.models import lenet5
     from course_lib.run.fit import weights_digest
+    from course_lib.train.checkpoint import load_checkpoint
 
     ms.set_context(mode=ms.PYNATIVE_MODE)
     net = lenet5(10)
@@ -107,9 +107,9 @@ def test_msrun_variables_without_msrun_are_refused_before_any_work(tmp_path, rol
 
 @pytest.mark.slow
 def test_when_rank_0_refuses_the_folder_every_rank_stops_and_nothing_is_written(tmp_path):
-    from course_lib.train.checkpoint import save_checkpoint
-    from course_lib.parallel.launch import DistributedLaunchError
     from course_lib.models import lenet5
+    from course_lib.parallel.launch import DistributedLaunchError
+    from course_lib.train.checkpoint import save_checkpoint
 
     other = tmp_path / "other_run"
     save_checkpoint(lenet5(10), other / "lenet5-6_2.ckpt", append_dict={"epoch_num": 6})

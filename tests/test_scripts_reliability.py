@@ -1,7 +1,6 @@
 """Issue 11 at the scripts' boundary: Ctrl-C, a PNG that fails to decode mid-epoch, output folders that cannot be
 written, more classes in the data than the network has outputs. Each runs scripts/train.py in a subprocess and
 checks the exit code and the one clear message (what failed, the value or file, the fix)."""
-import course_lib  # noqa: F401  (sets env before mindspore)
 import os
 import re
 import shutil
@@ -12,6 +11,7 @@ import time
 
 import pytest
 
+import course_lib  # noqa: F401  (sets env before mindspore)
 from course_lib.paths import DATA_DIR, PROJECT_ROOT
 
 TRAIN = PROJECT_ROOT / "scripts" / "train.py"

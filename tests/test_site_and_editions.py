@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 import build_site  # noqa: E402
 import make_editions  # noqa: E402
+
 from course_lib.exercises import registered  # noqa: E402
 from course_lib.i18n import set_language  # noqa: E402
 

@@ -500,11 +500,10 @@ def test_guide_trainer_agrees(lesson, capsys):
 
 # ------------------------------------------------------------------------------ lesson 07: PyTorch names
 def test_torch_names_agree(lesson):
-    from solutions.lesson_07 import torch_name_to_mindspore as solution
-
     from course_lib.migrate.convert import map_state_dict, torch_to_mindspore_name
     from course_lib.migrate.torch_resnet import build_torch_resnet
     from course_lib.models import resnet18
+    from solutions.lesson_07 import torch_name_to_mindspore as solution
 
     taught = lesson("07_migrate_resnet_from_pytorch", 'leaf == "num_batches_tracked"').torch_name_to_mindspore
     for depth in (18, 50):

@@ -1,11 +1,11 @@
 """course_lib.perf.timing.time_step_in_subprocess: clear errors for bad inputs, and real quick runs in fresh
 processes."""
-import course_lib  # noqa: F401  (sets env before mindspore)
 import math
 import re
 
 import pytest
 
+import course_lib  # noqa: F401  (sets env before mindspore)
 from course_lib.perf.timing import HOST_BLOCKING_VARIABLE, time_step_in_subprocess
 
 QUICK = {"model": "lenet5", "batch_size": 8, "image_size": 32, "steps": 2, "warmup": 1}

@@ -5,9 +5,9 @@ import pytest
 from mindspore import nn
 from mindspore.train import Model
 
-from course_lib.train.callbacks import EvalCallback, LossRecorder
 from course_lib.data.datasets import create_mnist_dataset
 from course_lib.models import lenet5
+from course_lib.train.callbacks import EvalCallback, LossRecorder
 from course_lib.train.schedules import cosine_lr
 
 # Lesson 03's recipe. Measured test accuracy on the embedded digits (360 images) for seeds 1, 2, 3:

@@ -1,15 +1,26 @@
 """course_lib.validation: one exception type and one wording per kind of mistake, in every module (issue 26, item 3)."""
-import course_lib  # noqa: F401  (sets env before mindspore)
-
 import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+import course_lib  # noqa: F401  (sets env before mindspore)
 from course_lib import validation
-from course_lib.validation import (check_bool, check_choice, check_int, check_ndim, check_path, check_real,
-                                   check_str, check_together, check_type, describe_range, shown, wrong_type)
+from course_lib.validation import (
+    check_bool,
+    check_choice,
+    check_int,
+    check_ndim,
+    check_path,
+    check_real,
+    check_str,
+    check_together,
+    check_type,
+    describe_range,
+    shown,
+    wrong_type,
+)
 
 
 def test_wrong_type_names_the_argument_the_expected_type_the_value_and_the_fix():

@@ -32,8 +32,8 @@ from urllib.parse import quote
 
 import bleach
 import mistune
-from bleach.css_sanitizer import CSSSanitizer
 import nbformat
+from bleach.css_sanitizer import CSSSanitizer
 from nbconvert import HTMLExporter, PythonExporter
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -23,9 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
-import yaml  # noqa: E402
-
 import lesson_stats  # noqa: E402
+import yaml  # noqa: E402
 
 NOTES = ROOT / "docs" / "facilitator" / "notes.yaml"
 OUT = ROOT / "docs" / "facilitator"
@@ -87,7 +86,8 @@ def _fields_shown(text: str, formatted: bool) -> str:
 def checker_hints(lesson: str) -> dict[str, list[tuple[str, str]]]:
     """``{exercise id: [(English hint, Chinese hint), ...]}``: the checkers' hints read from their source (never
     run), their Chinese from course_lib's message catalog."""
-    from course_lib.i18n import _ as translate, set_language
+    from course_lib.i18n import _ as translate
+    from course_lib.i18n import set_language
 
     path = BANK / f"lesson_{lesson}.py"
     tree = ast.parse(path.read_text(encoding="utf-8"))

@@ -29,7 +29,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # `python tools/x.py` from a checkout without an installed course_lib
     sys.path.insert(0, str(ROOT))

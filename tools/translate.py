@@ -44,8 +44,8 @@ import copy
 import difflib
 import io
 import re
-import tokenize
 import sys
+import tokenize
 from datetime import datetime, timezone
 from pathlib import Path
 

@@ -7,18 +7,17 @@ import os
 import struct
 from pathlib import Path
 
-import numpy as np
-
 import mindspore as ms
 import mindspore.dataset as ds
 import mindspore.dataset.transforms as transforms
 import mindspore.dataset.vision as vision
+import numpy as np
 from mindspore.dataset.vision import Inter
 
 from course_lib.data.generate import IGNORE_LABEL, MANIFEST_NAME, SHAPES_CLASSES, regenerate_hint
+from course_lib.i18n import _
 from course_lib.paths import DATA_DIR
 from course_lib.validation import check_bool, check_int, check_path, check_together
-from course_lib.i18n import _
 
 __all__ = [
     "DIGITS_CLASSES", "SHAPES_CLASSES", "IGNORE_LABEL", "MNIST_MEAN", "MNIST_STD", "IMAGENET_MEAN", "IMAGENET_STD",

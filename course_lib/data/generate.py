@@ -26,8 +26,8 @@ from pathlib import Path
 import numpy as np
 
 from course_lib import staging as _staging
-from course_lib.paths import DATA_DIR, relative
 from course_lib.i18n import _
+from course_lib.paths import DATA_DIR, relative
 
 DIGITS_SEED = 20240601
 DIGITS_TEST_SIZE = 360

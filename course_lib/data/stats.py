@@ -7,12 +7,12 @@ import numbers
 import time
 from dataclasses import dataclass
 
-import numpy as np
 import mindspore.dataset as ds
+import numpy as np
 
+from course_lib.i18n import _
 from course_lib.paths import scrub_paths
 from course_lib.validation import check_bool, check_choice, check_count, check_type, wrong_type
-from course_lib.i18n import _
 
 __all__ = ["Throughput", "measure_throughput", "compare_workers", "expected_steps", "is_batched",
            "sample_fingerprints", "pipeline_error_lines", "pipeline_error_message"]

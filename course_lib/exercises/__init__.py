@@ -8,9 +8,23 @@ Their texts (tasks, hints, explanations) are in course_lib's message catalog, ``
 messages of course_lib's errors. ``python -m course_lib.exercises progress`` prints your own progress; ``… list`` every
 exercise.
 """
-from course_lib.exercises.engine import (Incorrect, catalogue, check, exercise, expect, expect_close, expect_type,
-                                         explain, first_line, hide, print_catalogue, print_summary, registered, reveal,
-                                         too_many_or_few)
+from course_lib.exercises.engine import (
+                                         Incorrect,
+                                         catalogue,
+                                         check,
+                                         exercise,
+                                         expect,
+                                         expect_close,
+                                         expect_type,
+                                         explain,
+                                         first_line,
+                                         hide,
+                                         print_catalogue,
+                                         print_summary,
+                                         registered,
+                                         reveal,
+                                         too_many_or_few,
+)
 
 __all__ = ["Incorrect", "catalogue", "check", "exercise", "expect", "expect_close", "expect_type", "explain",
            "first_line", "hide", "print_catalogue", "print_summary", "registered", "reveal", "too_many_or_few"]

@@ -34,8 +34,8 @@ import math
 import pkgutil
 import textwrap
 import unicodedata
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np

@@ -16,7 +16,7 @@ def _trainable(net) -> int:
 def check_resnet152(answer):
     from mindspore import nn
 
-    from course_lib.models import ResNet, ResidualBlock
+    from course_lib.models import ResidualBlock, ResNet
 
     expect_type(answer, nn.Cell, _("Your answer"))
     expect(isinstance(answer, ResNet), _("Build it with course_lib.models.ResNet, like resnet50 is built."))

@@ -4,6 +4,7 @@ import math
 from course_lib.exercises import Incorrect, exercise, expect, expect_type
 from course_lib.i18n import N_, _
 
+
 def _truth_06_1(step, warmup_from_zero):
     warmup_steps, decay_steps = 88, 352
     if step < warmup_steps:

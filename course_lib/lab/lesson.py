@@ -11,6 +11,7 @@ from course_lib.data.stats import pipeline_error_message
 from course_lib.i18n import _
 from course_lib.paths import scrub_paths
 
+
 def error_summary(error: BaseException, max_lines: int = 4) -> str:
     """``"TypeName: first lines of the message"`` with MindSpore's C++ stack and local paths removed."""
     message = str(error)

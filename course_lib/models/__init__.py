@@ -2,8 +2,16 @@
 ResNet-50 migration example), a small segmentation FCN; and ``check_image_size``, the 32-pixel rule they impose."""
 from course_lib.i18n import _
 from course_lib.models.lenet import LENET_INPUT_SIZE, LeNet5, lenet5
-from course_lib.models.resnet import (MIN_INPUT_SIZE, ResNet, ResidualBlock, ResidualBlockBase, resnet18, resnet34,
-                                      resnet50, resnet101)
+from course_lib.models.resnet import (
+    MIN_INPUT_SIZE,
+    ResidualBlock,
+    ResidualBlockBase,
+    ResNet,
+    resnet18,
+    resnet34,
+    resnet50,
+    resnet101,
+)
 from course_lib.models.segmentation import SegmentationFCN, segmentation_fcn
 
 __all__ = [

@@ -2,9 +2,11 @@
 fixed-size reshape)."""
 from mindspore import nn
 from mindspore.common.initializer import TruncatedNormal
+
+from course_lib.i18n import _
+
 # absolute imports: MindSpore's amp rewrite re-executes this module's source
 from course_lib.validation import check_choice, check_int
-from course_lib.i18n import _
 
 __all__ = ["LeNet5", "lenet5", "LENET_INITS"]
 

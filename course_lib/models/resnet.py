@@ -17,6 +17,7 @@ import math
 
 from mindspore import nn, ops
 from mindspore.common.initializer import HeNormal, HeUniform, Uniform
+
 from course_lib.validation import check_bool, check_int, wrong_type  # absolute: amp rewrite re-executes this source
 
 __all__ = ["ResNet", "ResidualBlockBase", "ResidualBlock", "resnet18", "resnet34", "resnet50", "resnet101"]

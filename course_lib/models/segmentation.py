@@ -11,8 +11,9 @@ itself (a rectangle stays axis-aligned), and without them the network overfits t
 """
 import numpy as np
 from mindspore import nn, ops
-from course_lib.validation import check_int  # absolute: MindSpore's amp rewrite re-executes this module's source
+
 from course_lib.i18n import _
+from course_lib.validation import check_int  # absolute: MindSpore's amp rewrite re-executes this module's source
 
 __all__ = ["SegmentationFCN", "segmentation_fcn", "RandomFlipTranspose"]
 

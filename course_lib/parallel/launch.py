@@ -28,9 +28,10 @@ import uuid
 from pathlib import Path
 
 import psutil
+
+from course_lib.i18n import _
 from course_lib.locks import FolderBusy, FolderLock, clean_stale_temp_files
 from course_lib.parallel.worker import MSRUN_MODULE, MSRUN_VARIABLES, REPORT_MARKER, parse_worker_report
-from course_lib.i18n import _
 from course_lib.validation import check_int, check_real
 
 __all__ = [

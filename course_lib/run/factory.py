@@ -122,8 +122,8 @@ def example_input(cfg, batch_size: int = 1):
 
 def resolve_checkpoint(cfg) -> Path:
     """``checkpoint_path`` if set, else the newest ``<model>-<epoch>_<steps>.ckpt`` in the checkpoint folder."""
-    from course_lib.train.checkpoint import CheckpointManager
     from course_lib.paths import relative
+    from course_lib.train.checkpoint import CheckpointManager
 
     if cfg.checkpoint_path:
         return Path(cfg.checkpoint_path).expanduser()

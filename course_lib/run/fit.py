@@ -13,14 +13,20 @@ import time
 from course_lib.i18n import _
 from course_lib.run import cluster, settings
 from course_lib.run.cli import DataPipelineFailed, TrainingInterrupted, describe_pipeline_error
-from course_lib.run.factory import (check_classification_config, checkpoint_folder, create_dataset, create_model,
-                                    create_network, create_optimizer)
+from course_lib.run.factory import (
+    check_classification_config,
+    checkpoint_folder,
+    create_dataset,
+    create_model,
+    create_network,
+    create_optimizer,
+)
 
 
 # ------------------------------------------------------------------------------------------ checkpoints
 def _read_resumable(path):
-    from course_lib.train.checkpoint import load_checkpoint
     from course_lib.paths import relative
+    from course_lib.train.checkpoint import load_checkpoint
 
     params = load_checkpoint(path)
     if "epoch_num" not in params or "global_step" not in params:
@@ -33,8 +39,8 @@ def _read_resumable(path):
 def _apply_state(path, params, net, optimizer, steps_per_epoch: int) -> int:
     import mindspore as ms
 
-    from course_lib.train.checkpoint import load_checkpoint
     from course_lib.paths import relative
+    from course_lib.train.checkpoint import load_checkpoint
 
     optimizer_state = {name: value for name, value in params.items()
                        if name == "global_step" or name.startswith("moments.")}
@@ -244,8 +250,8 @@ def train(cfg, callbacks=(), argv=()):
 
 def _prepare_folder(cfg, manager, recorded, net, optimizer, steps_per_epoch):
     """Rank 0, folder locked: check or write run_settings.json, resume, load initial weights."""
-    from course_lib.train.checkpoint import load_checkpoint
     from course_lib.paths import relative
+    from course_lib.train.checkpoint import load_checkpoint
 
     folder, prefix = manager.folder, manager.prefix
     changes = []

@@ -18,10 +18,9 @@ from mindspore.dataset import Dataset
 from mindspore.train import Callback, Model
 from tqdm import tqdm
 
-from course_lib.train.checkpoint import save_checkpoint
 from course_lib.i18n import _
-from course_lib.validation import (check_bool, check_choice, check_int, check_path, check_str, check_type,
-                                   wrong_type)
+from course_lib.train.checkpoint import save_checkpoint
+from course_lib.validation import check_bool, check_choice, check_int, check_path, check_str, check_type, wrong_type
 
 __all__ = ["ProgressBar", "LossRecorder", "EvalCallback", "loss_value", "EVAL_MODES"]
 

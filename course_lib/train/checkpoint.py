@@ -14,9 +14,9 @@ from pathlib import Path
 import mindspore as ms
 from mindspore import nn
 
+from course_lib.i18n import _
 from course_lib.locks import FolderBusy, clean_stale_temp_files, temp_name
 from course_lib.paths import check_output_folder, relative
-from course_lib.i18n import _
 from course_lib.validation import check_bool, check_int, check_path, check_str, check_type
 
 TEMP_MARK = ".tmp-"
@@ -112,8 +112,8 @@ def check_tensor_sizes(path) -> int:
     a large tensor is several consecutive entries with the same tag). Returns the number of tensors checked;
     raises ValueError ("is corrupted or inconsistent") naming the first bad tensor.
     """
-    from mindspore.train.checkpoint_pb2 import Checkpoint
     from google.protobuf.message import DecodeError
+    from mindspore.train.checkpoint_pb2 import Checkpoint
 
     path = Path(path)
     content = path.read_bytes()

@@ -16,9 +16,8 @@ convention as ``torch.nn.CrossEntropyLoss`` (lesson 07 shows both give the same 
 here exists for comparisons with the model-zoo convention.
 """
 
-import numpy as np
-
 import mindspore as ms
+import numpy as np
 from mindspore import Tensor, nn, ops
 
 from course_lib.i18n import _

@@ -8,6 +8,7 @@ are skipped, and a class absent from both labels and predictions has IoU NaN and
 import numpy as np
 from mindspore import Tensor
 from mindspore.train import Metric, rearrange_inputs
+
 from course_lib.i18n import _
 from course_lib.validation import check_int, wrong_type
 

@@ -9,8 +9,8 @@ still gets decay. In plain MindSpore the same groups are
 
 from mindspore import nn
 
-from course_lib.validation import check_real, check_type, wrong_type
 from course_lib.i18n import _
+from course_lib.validation import check_real, check_type, wrong_type
 
 __all__ = ["NO_DECAY_NAMES", "split_weight_decay_params", "param_groups"]
 

@@ -20,8 +20,8 @@ the warmup and the decay length separately.
 """
 import math
 
-from course_lib.validation import check_int, check_real, check_type
 from course_lib.i18n import _
+from course_lib.validation import check_int, check_real, check_type
 
 __all__ = ["cosine_lr", "linear_warmup_lr", "cosine_decay_steps", "optimizer_lr_values"]
 

@@ -23,12 +23,20 @@ from mindspore.dataset import Dataset
 from mindspore.train import Metric
 from tqdm import tqdm
 
+from course_lib.i18n import _
+from course_lib.paths import relative
 from course_lib.train.callbacks import LossRecorder
 from course_lib.train.checkpoint import save_checkpoint
-from course_lib.paths import relative
-from course_lib.i18n import _
-from course_lib.validation import (check_bool, check_int, check_path, check_real, check_str, check_together,
-                                   check_type, wrong_type)
+from course_lib.validation import (
+    check_bool,
+    check_int,
+    check_path,
+    check_real,
+    check_str,
+    check_together,
+    check_type,
+    wrong_type,
+)
 
 __all__ = ["Trainer", "get_grad_reducer", "MAX_LOSS_SCALE", "REDUCING_PARALLEL_MODES", "BEST_CHECKPOINT_NAME"]
 

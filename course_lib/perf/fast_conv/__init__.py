@@ -106,7 +106,8 @@ def _out_hw(n, k, s, mode, p0, p1):
 
 try:
     import mindspore as _ms
-    from mindspore import nn as _nn, ops as _ops
+    from mindspore import nn as _nn
+    from mindspore import ops as _ops
 
     class _ConvFunction(_nn.Cell):
         """x, w -> conv(x, w) with a hand-written bprop; holds no parameters."""
