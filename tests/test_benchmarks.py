@@ -358,12 +358,14 @@ def test_count_flops_of_resnet18_is_the_published_1_8_gmacs():
     assert counted["macs"] == pytest.approx(1.814e9, rel=2e-3)
 
 
-@pytest.mark.parametrize("shape", [(), (3, 0, 8), "3x8x8", (3, 8.0, 8)])
-def test_count_flops_rejects_bad_shapes(shape):
+@pytest.mark.parametrize(("shape", "error"), [((), ValueError), ((3, 0, 8), ValueError), ("3x8x8", TypeError),
+                                              ((3, 8.0, 8), TypeError)])
+def test_count_flops_rejects_bad_shapes(shape, error):
+    """A wrong type is a TypeError, a bad value a ValueError (course_lib/validation.py's vocabulary)."""
     from course_lib.models import lenet5
     from course_lib.perf.profiling import count_flops
 
-    with pytest.raises(ValueError, match="input_shape"):
+    with pytest.raises(error, match="input_shape"):
         count_flops(lenet5(), shape)
 
 
