@@ -15,8 +15,8 @@ Lesson: notebooks/09_inference_and_export.ipynb (performance on CPU: notebooks/A
 import argparse
 import time
 
-import numpy as np
 import mindspore as ms
+import numpy as np
 from mindspore import Tensor, nn
 
 WARMUP, REPEATS = 3, 50

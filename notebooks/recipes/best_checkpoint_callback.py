@@ -18,9 +18,9 @@ import argparse
 import os
 import tempfile
 
-import numpy as np
 import mindspore as ms
 import mindspore.dataset as ds
+import numpy as np
 from mindspore import nn
 from mindspore.train import Callback, Model
 

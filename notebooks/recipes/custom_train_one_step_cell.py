@@ -25,8 +25,8 @@ import sys
 import tempfile
 import uuid
 
-import numpy as np
 import mindspore as ms
+import numpy as np
 from mindspore import Tensor, nn, ops
 
 

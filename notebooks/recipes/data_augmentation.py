@@ -15,8 +15,8 @@ Lesson: notebooks/01_mindata_pipelines.ipynb
 import argparse
 import time
 
-import numpy as np
 import mindspore.dataset as ds
+import numpy as np
 from mindspore.dataset import vision
 
 MEAN, STD = [125.3, 123.0, 113.9], [63.0, 62.1, 66.7]

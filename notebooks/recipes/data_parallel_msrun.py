@@ -27,12 +27,11 @@ import sys
 import tempfile
 import uuid
 
-import numpy as np
 import mindspore as ms
 import mindspore.dataset as ds
+import numpy as np
 from mindspore import nn
 from mindspore.train import Model
-
 
 MSRUN_VARIABLES = ("MS_ROLE", "MS_WORKER_NUM", "MS_SCHED_HOST", "MS_SCHED_PORT", "MS_NODE_ID", "MS_TOPO_TIMEOUT",
                    "MS_SIMULATION_LEVEL", "MS_ENABLE_RECOVERY", "RANK_ID", "RANK_SIZE", "RANK_TABLE_FILE", "DEVICE_ID")

@@ -15,9 +15,9 @@ Lesson: notebooks/08_distributed_data_parallel.ipynb (shard padding: notebooks/A
 """
 import argparse
 
-import numpy as np
 import mindspore as ms
 import mindspore.dataset as ds
+import numpy as np
 from mindspore import Tensor, nn
 
 

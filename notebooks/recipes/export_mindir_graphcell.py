@@ -11,13 +11,12 @@ Tested with: MindSpore 2.10.0 (CPU).
 Lesson: notebooks/09_inference_and_export.ipynb
 """
 import argparse
-
 import os
 import shutil
 import tempfile
 
-import numpy as np
 import mindspore as ms
+import numpy as np
 from mindspore import Tensor, nn
 
 

@@ -15,8 +15,8 @@ Lesson: notebooks/07_migrate_resnet_from_pytorch.ipynb
 """
 import argparse
 
-import numpy as np
 import mindspore as ms
+import numpy as np
 from mindspore import Tensor, nn
 
 

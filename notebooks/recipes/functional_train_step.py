@@ -12,8 +12,8 @@ Lesson: notebooks/06_functional_training.ipynb
 """
 import argparse
 
-import numpy as np
 import mindspore as ms
+import numpy as np
 from mindspore import Tensor, nn
 from mindspore.amp import DynamicLossScaler, all_finite
 

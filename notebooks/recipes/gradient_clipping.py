@@ -22,8 +22,8 @@ Lesson: notebooks/06_functional_training.ipynb (the all-reduce: notebooks/08_dis
 """
 import argparse
 
-import numpy as np
 import mindspore as ms
+import numpy as np
 from mindspore import Tensor, nn, ops
 
 LOSS_SCALE = 1024.0

@@ -11,9 +11,9 @@ Lesson: notebooks/05_eval_indexes_miou.ipynb
 """
 import argparse
 
-import numpy as np
 import mindspore as ms
 import mindspore.dataset as ds
+import numpy as np
 from mindspore import nn, ops
 from mindspore.train import Accuracy, Loss, Model
 

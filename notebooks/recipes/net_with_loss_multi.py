@@ -10,8 +10,8 @@ Lesson: notebooks/04_train_one_step_and_sink.ipynb
 """
 import argparse
 
-import numpy as np
 import mindspore as ms
+import numpy as np
 from mindspore import Tensor, nn, ops
 
 

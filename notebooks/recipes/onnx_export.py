@@ -19,8 +19,8 @@ import os
 import shutil
 import tempfile
 
-import numpy as np
 import mindspore as ms
+import numpy as np
 from mindspore import Tensor, nn
 
 

@@ -18,10 +18,11 @@ Lesson: notebooks/07_migrate_resnet_from_pytorch.ipynb
 """
 import argparse
 
+import mindspore as ms
 import numpy as np
 import torch
-import mindspore as ms
-from mindspore import Tensor, nn as msnn, ops
+from mindspore import Tensor, ops
+from mindspore import nn as msnn
 from torch import nn as tnn
 
 

@@ -14,8 +14,8 @@ Lesson: notebooks/02_cells_lenet_resnet.ipynb
 """
 import argparse
 
-import numpy as np
 import mindspore as ms
+import numpy as np
 from mindspore import Tensor, nn, ops
 
 

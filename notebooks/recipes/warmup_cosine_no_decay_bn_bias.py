@@ -15,8 +15,8 @@ Lesson: notebooks/06_functional_training.ipynb (applied to ResNet-50: notebooks/
 import argparse
 import math
 
-import numpy as np
 import mindspore as ms
+import numpy as np
 from mindspore import Tensor, nn, ops
 
 

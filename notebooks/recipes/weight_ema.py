@@ -13,8 +13,8 @@ Lesson: notebooks/06_functional_training.ipynb
 """
 import argparse
 
-import numpy as np
 import mindspore as ms
+import numpy as np
 from mindspore import Parameter, ParameterTuple, Tensor, nn, ops
 
 
