@@ -505,7 +505,8 @@ def notebooks():
 
 
 def workers(name, default=2):
-    value = os.environ.get(name, str(default))
+    # empty counts as unset: the Makefile exports UNIT_WORKERS/NBVAL_WORKERS even when nobody set them
+    value = os.environ.get(name) or str(default)
     if not value.isdigit() or int(value) < 1:
         raise CourseError("%s=%r is not a number of workers. Fix: set it to 1 or more (e.g. %s=2)."
                           % (name, value, name))
