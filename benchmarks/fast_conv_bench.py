@@ -21,11 +21,11 @@ BATCH, SIZE = 8, 224
 
 
 def mindspore_step(model, fast):
+    import course_lib  # noqa: F401  # isort: skip  (first: the environment defaults, before mindspore)
     import mindspore as ms
     import numpy as np
     from mindspore import nn
 
-    import course_lib  # noqa: F401
     from course_lib.models import resnet
     from course_lib.perf.fast_conv import swap_convs
     from course_lib.perf.timing import make_jit_train_step
@@ -91,35 +91,46 @@ def time_variant(variant, model, repeats):
 _PROBLEM = re.compile(r"mb(\d+)_ic(\d+)oc(\d+)_ih(\d+)oh(\d+)kh(\d+)\D.*_iw(\d+)ow(\d+)kw(\d+)")
 
 
+def _verbose_format(line):
+    """oneDNN 3.4+ (MindSpore's copy) prefixes its lines with "onednn_verbose,v1,"; 3.2 (the private wheel)
+    does not. The two copies run in one process, so each line is told apart by its format."""
+    return "v1" if line.startswith("onednn_verbose,v1,") else "v0"
+
+
 def kernel_profile(variant, model):
-    """Run one step in a child with ONEDNN_VERBOSE=1; sum convolution time and FLOPs per (pass, implementation)."""
+    """Run one step in a child with ONEDNN_VERBOSE=1; sum convolution time and FLOPs per (pass, implementation,
+    oneDNN copy). Returns ({oneDNN version: ISA}, kernels)."""
     env = dict(os.environ, ONEDNN_VERBOSE="1")
     out = subprocess.run([sys.executable, __file__, "--child", variant, "--models", model], env=env,
                          cwd=tempfile.gettempdir(), capture_output=True, text=True, timeout=1800).stdout
-    isa, stats = None, defaultdict(lambda: [0.0, 0.0, 0])
+    versions, isas, stats = {}, {}, defaultdict(lambda: [0.0, 0.0, 0])
     seen_first = set()
     for line in out.splitlines():
-        if ",info,cpu,isa:" in line and isa is None:
-            isa = line.split("isa:", 1)[1].strip()
-        if ",primitive,exec,cpu,convolution," not in line:
-            continue
+        fmt = _verbose_format(line)
+        if ",info,oneDNN v" in line:
+            versions[fmt] = line.split("oneDNN ", 1)[1].split()[0]
+        if ",info,cpu,isa:" in line:
+            isas.setdefault(fmt, line.split("isa:", 1)[1].strip())
         f = line.split(",")
-        impl, prop, problem, ms_time = f[6], f[7], f[-2], float(f[-1])
+        if "exec" not in f or "convolution" not in f:
+            continue
+        at = f.index("convolution")
+        impl, prop, problem, ms_time = f[at + 1], f[at + 2], f[-2], float(f[-1])
         m = _PROBLEM.search(problem)
         if not m:
             continue
         mb, ic, oc, _ih, oh, kh, _iw, ow, kw = map(int, m.groups())
         flops = 2.0 * mb * ic * oc * oh * ow * kh * kw
-        key = (prop, impl)
+        key = (prop, impl, versions.get(fmt, fmt))
         if (key, problem) not in seen_first:  # the first run of a shape includes JIT/first-touch costs
             seen_first.add((key, problem))
             continue
         stats[key][0] += ms_time / 1000
         stats[key][1] += flops
         stats[key][2] += 1
-    kernels = [{"pass": p, "impl": i, "calls": n, "seconds": s, "gflops": fl / s / 1e9 if s else None}
-               for (p, i), (s, fl, n) in sorted(stats.items())]
-    return isa, kernels
+    kernels = [{"pass": p, "impl": i, "onednn": v, "calls": n, "seconds": s, "gflops": fl / s / 1e9 if s else None}
+               for (p, i, v), (s, fl, n) in sorted(stats.items())]
+    return {versions.get(fmt, fmt): isa for fmt, isa in isas.items()}, kernels
 
 
 def main():
@@ -151,10 +162,12 @@ def main():
             r = json.loads(line[0][7:])
             r["isa"], r["conv_kernels"] = kernel_profile(v, model)
             results["models"][model][v] = r
+            isa = "; ".join(f"oneDNN {ver}: {name}" for ver, name in r["isa"].items())
             print(f"{model:9s} {v:10s} step {r['median_s'] * 1000:8.1f} ms  (first {r['first_s']:.1f} s)  "
-                  f"isa: {r['isa']}", flush=True)
+                  f"{isa}", flush=True)
             for k in r["conv_kernels"]:
-                print(f"    {k['pass']:18s} {k['impl']:22s} {k['calls']:4d} calls {k['seconds'] * 1000:8.1f} ms "
+                print(f"    {k['pass']:18s} {k['impl']:30s} {k['onednn']:8s} {k['calls']:4d} calls "
+                      f"{k['seconds'] * 1000:8.1f} ms "
                       f"{k['gflops'] or 0:7.1f} GFLOP/s", flush=True)
     print("\nmodel      MindSpore  FastConv2d  PyTorch   fast/torch  fast/stock")
     for model, r in results["models"].items():

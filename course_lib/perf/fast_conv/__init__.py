@@ -10,10 +10,13 @@ into ``outputs/fast_conv/<hash>/`` and reused while the source, flags and paths 
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -26,11 +29,41 @@ _MODES = {"pad": 0, "same": 1, "valid": 2}
 _LIB = None
 
 
+ISA_NAMES = {0x1: "SSE4.1", 0x3: "AVX", 0x7: "AVX2", 0xF: "AVX2 VNNI", 0x1F: "AVX2 VNNI-2", 0x27: "AVX-512",
+             0x67: "AVX-512 VNNI", 0xE7: "AVX-512 BF16", 0x1EF: "AVX-512 FP16", 0xFEF: "AVX-512 + AMX",
+             0x1FEF: "AVX-512 + AMX FP16"}
+PRIVATE_PACKAGES = ("onednn-cpu-gomp", "onednn-devel-cpu-gomp")  # pinned in requirements-fast-conv.txt
+
+
 def _site_dir(module: str) -> Path:
     spec = importlib.util.find_spec(module)
     if spec is None or not spec.submodule_search_locations:
         raise RuntimeError(f"FastConv2d needs the '{module}' package installed; it was not found.")
     return Path(list(spec.submodule_search_locations)[0])
+
+
+def _installed_file(distribution: str, suffix: str) -> Path | None:
+    """The file of an installed distribution whose path ends with ``suffix``, or None."""
+    try:
+        files = importlib.metadata.files(distribution) or []
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    want = tuple(suffix.split("/"))
+    for f in files:
+        if tuple(str(f).replace("\\", "/").split("/"))[-len(want):] == want:
+            found = Path(f.locate()).resolve()
+            if found.is_file():
+                return found
+    return None
+
+
+def private_onednn() -> tuple[Path, Path] | None:
+    """(libdnnl.so.3, include folder) of the private oneDNN wheels, or None when they are not installed."""
+    lib = _installed_file(PRIVATE_PACKAGES[0], "libdnnl.so.3")
+    header = _installed_file(PRIVATE_PACKAGES[1], "include/oneapi/dnnl/dnnl.h")
+    if lib is None or header is None:
+        return None
+    return lib, header.parent.parent.parent
 
 
 def _include_dir() -> Path:
@@ -43,8 +76,9 @@ def _include_dir() -> Path:
             return cand
     raise RuntimeError(
         "FastConv2d needs oneDNN's C headers (oneapi/dnnl/dnnl.h) to compile its kernels; none were found "
-        f"(looked in: {[str(c) for c in candidates] or 'nothing'}). Fix: install torch as pinned in "
-        "requirements (its wheel ships them) or set FAST_CONV_DNNL_INCLUDE to a folder holding oneapi/dnnl/."
+        f"(looked in: {[str(c) for c in candidates] or 'nothing'}). Fix: `python course.py fast-conv` installs "
+        "the private oneDNN with its headers (requirements-fast-conv.txt), or install torch as pinned in "
+        "requirements, or set FAST_CONV_DNNL_INCLUDE to a folder holding oneapi/dnnl/."
     )
 
 
@@ -53,6 +87,24 @@ def _mindspore_dnnl() -> Path:
     if not lib.is_file():
         raise RuntimeError(f"FastConv2d links to MindSpore's own oneDNN, but {lib.name} is not in mindspore/lib.")
     return lib
+
+
+def onednn_choice() -> str:
+    """Which oneDNN the kernels use: "private" (the onednn-cpu-gomp wheel, at the CPU's best ISA) when it is
+    installed, else "mindspore" (MindSpore's own copy, capped by ONEDNN_MAX_CPU_ISA). FAST_CONV_ONEDNN forces one."""
+    want = os.environ.get("FAST_CONV_ONEDNN", "").strip().lower()
+    if want not in ("", "private", "mindspore"):
+        raise ValueError(f"FAST_CONV_ONEDNN must be 'private' or 'mindspore', got {want!r}. "
+                         "Fix: unset it, or set one of the two.")
+    if want == "mindspore":
+        return "mindspore"
+    if private_onednn() is None:
+        if want == "private":
+            raise RuntimeError("FAST_CONV_ONEDNN=private, but the private oneDNN wheels "
+                               f"({', '.join(PRIVATE_PACKAGES)}) are not installed. Fix: `python course.py "
+                               "fast-conv` installs them (Linux x86-64 only), or unset FAST_CONV_ONEDNN.")
+        return "mindspore"
+    return "private"
 
 
 def _compiler() -> str:
@@ -65,15 +117,28 @@ def _compiler() -> str:
     return found
 
 
+def _c_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def build(verbose: bool = False) -> Path:
-    """Compile ``fast_conv.cc`` (once per source hash) and return the path of the shared library."""
+    """Compile ``fast_conv.cc`` (once per source hash, compiler command and oneDNN choice) and return the
+    path of the shared library."""
     global _LIB
     if _LIB is not None:
         return _LIB
-    cxx, inc, dnnl = _compiler(), _include_dir(), _mindspore_dnnl()
-    cmd = [cxx, "-O2", "-std=c++17", "-shared", "-fPIC", "-fopenmp", f"-I{inc}", str(SOURCE), str(dnnl),
-           f"-Wl,-rpath,{dnnl.parent}"]
-    digest = hashlib.sha256(SOURCE.read_bytes() + " ".join(cmd).encode()).hexdigest()[:16]
+    if not sys.platform.startswith("linux"):
+        raise RuntimeError(f"FastConv2d runs on Linux only (this is {sys.platform}): it compiles a Linux shared "
+                           "library and loads a Linux oneDNN. Fix: use mindspore.nn.Conv2d here.")
+    cxx = _compiler()
+    if onednn_choice() == "private":
+        dnnl, inc = private_onednn()
+        extra = ["-DFAST_CONV_PRIVATE"]
+    else:
+        dnnl, inc, extra = _mindspore_dnnl(), _include_dir(), []
+    cmd = [cxx, "-O2", "-std=c++17", "-shared", "-fPIC", "-fopenmp", f"-I{inc}", *extra,
+           f"-DFAST_CONV_DNNL={_c_string(str(dnnl))}", str(SOURCE), "-ldl"]
+    digest = hashlib.sha256(SOURCE.read_bytes() + "\0".join(cmd).encode()).hexdigest()[:16]
     final = paths.OUTPUT_DIR / "fast_conv" / digest
     lib = final / "fast_conv.so"
     if not lib.is_file():
@@ -94,6 +159,21 @@ def build(verbose: bool = False) -> Path:
             print("compiled", paths.relative(lib))
     _LIB = lib
     return lib
+
+
+def backend() -> dict:
+    """What the kernels run on: {"onednn": "private"|"mindspore", "version", "runtime", "isa"}. Loads the
+    library the way MindSpore does; the private oneDNN's ISA is fixed from here on."""
+    import ctypes
+
+    lib = ctypes.CDLL(str(build()))
+    buf = ctypes.create_string_buffer(1024)
+    if lib.FastConvInfo(buf, len(buf)) != 0:
+        raise RuntimeError(f"FastConv2d cannot load its oneDNN: {buf.value.decode(errors='replace')}")
+    info = json.loads(buf.value.decode())
+    code = info.pop("isa_code")
+    info["isa"] = ISA_NAMES.get(code, "MindSpore's (ONEDNN_MAX_CPU_ISA)" if code < 0 else hex(code))
+    return {"onednn": onednn_choice(), **info}
 
 
 def _out_hw(n, k, s, mode, p0, p1):
@@ -200,5 +280,10 @@ def swap_convs(net):
             if child.has_bias:
                 fast.bias = child.bias
             parent.insert_child_to_cell(name, fast)
+            if isinstance(parent, _nn.SequentialCell):
+                # SequentialCell.construct runs its own list, cell_list, which insert_child_to_cell leaves alone
+                # (mindspore/nn/layer/container.py, SequentialCell.construct); __setitem__ would rename the shared
+                # parameters, so the list is refreshed here instead.
+                parent.cell_list = list(parent._cells.values())
             count += 1
     return count

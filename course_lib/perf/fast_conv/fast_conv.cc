@@ -1,9 +1,18 @@
 // FastConv2d kernels for MindSpore's ops.Custom(func_type="aot") on CPU.
-// Uses only oneDNN's C API (stable across 3.x) and links to the libdnnl.so.3 that MindSpore already loaded,
-// so one process never holds two oneDNN copies. MindSpore's oneDNN is built with the "threadpool" runtime,
-// so we hand it a small OpenMP-backed threadpool.
+// Uses only oneDNN's C API (stable across 3.x). The library is not linked: on first use the kernels dlopen the
+// oneDNN named by FAST_CONV_DNNL (a full path, set at compile time) with RTLD_LOCAL | RTLD_DEEPBIND and look up
+// every function they call with dlsym. Two cases:
+//  * a private oneDNN (the onednn-cpu-gomp wheel): loaded by full path beside MindSpore's copy, which has the
+//    same SONAME. Nothing of it enters the global symbol scope, so neither copy can bind to the other. Its ISA is
+//    set with dnnl_set_max_cpu_isa before its first primitive (FAST_CONV_MAX_CPU_ISA, default: all), so MindSpore's
+//    own kernels keep their ONEDNN_MAX_CPU_ISA cap while these kernels use the CPU's best instruction set;
+//  * MindSpore's own oneDNN (mindspore/lib/libdnnl.so.3, the fallback): already loaded, so dlopen returns it.
+//    It is built with the "threadpool" runtime, so we hand it a small OpenMP-backed threadpool; its ISA is
+//    MindSpore's (capped by ONEDNN_MAX_CPU_ISA).
 // Every kernel gets: inputs..., outputs; the last input is an int32 config tensor
 // [stride_h, stride_w, mode, pad_top, pad_bottom, pad_left, pad_right]  (mode 0 = pad, 1 = same, 2 = valid).
+#include <dlfcn.h>
+#include <cctype>
 #include <cstdint>
 #include <cstring>
 #include <cstdio>
@@ -18,7 +27,122 @@
 #include "oneapi/dnnl/dnnl_threadpool.h"
 #include "oneapi/dnnl/dnnl_threadpool_iface.hpp"
 
+#ifndef FAST_CONV_DNNL
+#error "compile with -DFAST_CONV_DNNL=\"/full/path/libdnnl.so.3\""
+#endif
+
 namespace {
+
+// ---- the oneDNN C API, looked up in the library named by FAST_CONV_DNNL -------------------------------------
+#define FAST_CONV_API(X) \
+  X(dnnl_convolution_backward_data_primitive_desc_create) \
+  X(dnnl_convolution_backward_weights_primitive_desc_create) \
+  X(dnnl_convolution_forward_primitive_desc_create) \
+  X(dnnl_engine_create) \
+  X(dnnl_memory_create) \
+  X(dnnl_memory_desc_create_with_strides) \
+  X(dnnl_memory_desc_create_with_tag) \
+  X(dnnl_memory_desc_equal) \
+  X(dnnl_memory_destroy) \
+  X(dnnl_primitive_create) \
+  X(dnnl_primitive_desc_destroy) \
+  X(dnnl_primitive_desc_query_md) \
+  X(dnnl_primitive_execute) \
+  X(dnnl_reorder_primitive_desc_create) \
+  X(dnnl_stream_wait) \
+  X(dnnl_threadpool_interop_stream_create) \
+  X(dnnl_stream_create) \
+  X(dnnl_set_max_cpu_isa) \
+  X(dnnl_get_effective_cpu_isa) \
+  X(dnnl_version)
+
+struct Api {
+#define X(f) decltype(&::f) f = nullptr;
+  FAST_CONV_API(X)
+#undef X
+  bool ok = false;
+  bool threadpool = false;  // MindSpore's copy: DNNL_RUNTIME_THREADPOOL; the private wheel: OpenMP
+  char error[600] = {0};
+};
+
+int isa_from_env() {
+  // FAST_CONV_MAX_CPU_ISA: the same names as ONEDNN_MAX_CPU_ISA; ALL (the default) leaves oneDNN uncapped.
+  const char *v = std::getenv("FAST_CONV_MAX_CPU_ISA");
+  std::string s = v ? v : "ALL";
+  for (auto &ch : s) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  static const std::map<std::string, int> names = {
+      {"SSE41", dnnl_cpu_isa_sse41}, {"AVX", dnnl_cpu_isa_avx}, {"AVX2", dnnl_cpu_isa_avx2},
+      {"AVX2_VNNI", dnnl_cpu_isa_avx2_vnni}, {"AVX512_CORE", dnnl_cpu_isa_avx512_core},
+      {"AVX512_CORE_VNNI", dnnl_cpu_isa_avx512_core_vnni}, {"AVX512_CORE_BF16", dnnl_cpu_isa_avx512_core_bf16},
+      {"AVX512_CORE_AMX", dnnl_cpu_isa_avx512_core_amx}, {"ALL", dnnl_cpu_isa_avx512_core_amx_fp16}};
+  auto it = names.find(s);
+  return it == names.end() ? -1 : it->second;
+}
+
+Api *load_api() {
+  Api *a = new Api();
+  void *h = dlopen(FAST_CONV_DNNL, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+  if (!h) {
+    std::snprintf(a->error, sizeof a->error, "cannot load %s: %s", FAST_CONV_DNNL, dlerror());
+    return a;
+  }
+#define X(f) a->f = reinterpret_cast<decltype(a->f)>(dlsym(h, #f));
+  FAST_CONV_API(X)
+#undef X
+  const char *missing = nullptr;
+#define X(f) if (!a->f && !std::strstr("dnnl_get_effective_cpu_isa dnnl_set_max_cpu_isa dnnl_stream_create dnnl_threadpool_interop_stream_create", #f)) missing = #f;
+  FAST_CONV_API(X)
+#undef X
+  if (missing) {
+    std::snprintf(a->error, sizeof a->error, "%s has no %s", FAST_CONV_DNNL, missing);
+    return a;
+  }
+  a->threadpool = a->dnnl_version()->cpu_runtime == DNNL_RUNTIME_THREADPOOL;
+  if (a->threadpool ? !a->dnnl_threadpool_interop_stream_create : !a->dnnl_stream_create) {
+    std::snprintf(a->error, sizeof a->error, "%s has no stream constructor for its CPU runtime", FAST_CONV_DNNL);
+    return a;
+  }
+#ifdef FAST_CONV_PRIVATE
+  int isa = isa_from_env();
+  if (isa < 0) {
+    std::snprintf(a->error, sizeof a->error, "FAST_CONV_MAX_CPU_ISA=%s is not an ISA name (e.g. AVX2, "
+                  "AVX512_CORE, ALL)", std::getenv("FAST_CONV_MAX_CPU_ISA"));
+    return a;
+  }
+  if (!a->dnnl_set_max_cpu_isa || a->dnnl_set_max_cpu_isa(static_cast<dnnl_cpu_isa_t>(isa)) != dnnl_success) {
+    std::snprintf(a->error, sizeof a->error, "dnnl_set_max_cpu_isa failed in %s", FAST_CONV_DNNL);
+    return a;
+  }
+#endif
+  a->ok = true;
+  return a;
+}
+
+Api &api() {
+  static Api *a = load_api();
+  return *a;
+}
+
+#define dnnl_convolution_backward_data_primitive_desc_create (api().dnnl_convolution_backward_data_primitive_desc_create)
+#define dnnl_convolution_backward_weights_primitive_desc_create (api().dnnl_convolution_backward_weights_primitive_desc_create)
+#define dnnl_convolution_forward_primitive_desc_create (api().dnnl_convolution_forward_primitive_desc_create)
+#define dnnl_engine_create (api().dnnl_engine_create)
+#define dnnl_memory_create (api().dnnl_memory_create)
+#define dnnl_memory_desc_create_with_strides (api().dnnl_memory_desc_create_with_strides)
+#define dnnl_memory_desc_create_with_tag (api().dnnl_memory_desc_create_with_tag)
+#define dnnl_memory_desc_equal (api().dnnl_memory_desc_equal)
+#define dnnl_memory_destroy (api().dnnl_memory_destroy)
+#define dnnl_primitive_create (api().dnnl_primitive_create)
+#define dnnl_primitive_desc_destroy (api().dnnl_primitive_desc_destroy)
+#define dnnl_primitive_desc_query_md (api().dnnl_primitive_desc_query_md)
+#define dnnl_primitive_execute (api().dnnl_primitive_execute)
+#define dnnl_reorder_primitive_desc_create (api().dnnl_reorder_primitive_desc_create)
+#define dnnl_stream_wait (api().dnnl_stream_wait)
+#define dnnl_threadpool_interop_stream_create (api().dnnl_threadpool_interop_stream_create)
+#define dnnl_stream_create (api().dnnl_stream_create)
+#define dnnl_set_max_cpu_isa (api().dnnl_set_max_cpu_isa)
+#define dnnl_get_effective_cpu_isa (api().dnnl_get_effective_cpu_isa)
+#define dnnl_version (api().dnnl_version)
 
 class OmpPool : public dnnl::threadpool_interop::threadpool_iface {
  public:
@@ -29,7 +153,7 @@ class OmpPool : public dnnl::threadpool_interop::threadpool_iface {
     for (int i = 0; i < n; ++i) fn(i, n);
   }
   uint64_t get_flags() const override { return 0; }  // synchronous
-  void wait() override {}
+  void wait() {}  // overrides where the header declares it (newer oneDNN); unused for a synchronous pool
 };
 
 #define CHECK(call)                                                              \
@@ -51,7 +175,10 @@ Ctx *ctx() {
   static Ctx *c = [] {
     Ctx *c = new Ctx();
     dnnl_engine_create(&c->eng, dnnl_cpu, 0);
-    dnnl_threadpool_interop_stream_create(&c->stream, c->eng, &c->pool);
+    if (api().threadpool)
+      dnnl_threadpool_interop_stream_create(&c->stream, c->eng, &c->pool);
+    else
+      dnnl_stream_create(&c->stream, c->eng, dnnl_stream_default_flags);
     return c;
   }();
   return c;
@@ -176,6 +303,10 @@ int reorder(Ctx *c, dnnl_primitive_t r, dnnl_memory_t from, dnnl_memory_t to) {
 
 int run(int kind, int nparam, void **params, int64_t **shapes) {
   const int o = nparam - 1;  // the output is the last parameter (backward ops get one extra shape-only input)
+  if (!api().ok) {
+    std::fprintf(stderr, "fast_conv: %s\n", api().error);
+    return 1;
+  }
   Ctx *c = ctx();
   const int32_t *cfg = static_cast<const int32_t *>(params[2]);
   const int64_t *xs, *ws, *ys;
@@ -215,6 +346,21 @@ int run(int kind, int nparam, void **params, int64_t **shapes) {
 }  // namespace
 
 extern "C" {
+// For Python (ctypes): which oneDNN the kernels use, its version, CPU runtime and the ISA it will run.
+// Returns 0 and fills buf, or 1 and the reason in buf.
+int FastConvInfo(char *buf, int size) {
+  Api &a = api();
+  if (!a.ok) {
+    std::snprintf(buf, size, "%s", a.error);
+    return 1;
+  }
+  const dnnl_version_t *v = dnnl_version();  // the macros below name the loaded library's functions
+  int isa = dnnl_get_effective_cpu_isa != nullptr ? static_cast<int>(dnnl_get_effective_cpu_isa()) : -1;
+  std::snprintf(buf, size, "{\"version\": \"%d.%d.%d\", \"runtime\": \"%s\", \"isa_code\": %d}", v->major,
+                v->minor, v->patch, a.threadpool ? "threadpool" : "openmp", isa);
+  return 0;
+}
+
 // Forward: (x, w, cfg) -> y
 int FastConvForward(int nparam, void **params, int *ndims, int64_t **shapes, const char **dtypes, void *stream,
                     void *extra) {
