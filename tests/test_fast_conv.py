@@ -108,3 +108,44 @@ def test_resnet18_trains_like_the_stock_one():
     stock, fast = np.array(curves[0]), np.array(curves[1])
     assert stock[-1] < stock[0]  # it learns
     np.testing.assert_allclose(fast, stock, rtol=2e-3, atol=2e-3)
+
+
+def test_swap_convs_runs_every_conv_as_fast_conv(monkeypatch):
+    """Every conv the forward pass runs is a FastConv2d, the shortcut (down-sample) convs inside nn.SequentialCell
+    included: SequentialCell.construct runs its own list, cell_list, not the registered children."""
+    from course_lib.models.resnet import resnet18
+
+    old_mode = ms.get_context("mode")
+    ms.set_context(mode=ms.PYNATIVE_MODE)  # so the patched construct methods below are what runs
+    try:
+        net = resnet18(num_classes=10)
+        stock = [cell for _, cell in net.cells_and_names() if type(cell) is nn.Conv2d]
+        assert swap_convs(net) == len(stock) == 20
+        registered = [cell for _, cell in net.cells_and_names() if isinstance(cell, nn.Conv2d)]
+        assert len(registered) == 20 and all(type(cell) is FastConv2d for cell in registered)
+        shortcuts = [cell.down_sample_layer for _, cell in net.cells_and_names()
+                     if getattr(cell, "down_sample_layer", None) is not None]
+        assert len(shortcuts) == 3
+        for shortcut in shortcuts:
+            assert [type(cell) for cell in shortcut.cell_list] == [FastConv2d, nn.BatchNorm2d]
+        for _, cell in net.cells_and_names():
+            if isinstance(cell, nn.SequentialCell):  # what runs is what is registered (and saved, and trained)
+                assert [id(c) for c in cell.cell_list] == [id(c) for c in cell._cells.values()]
+
+        ran = []
+        fast_construct = FastConv2d.construct
+
+        def counting(self, x):
+            ran.append(id(self))
+            return fast_construct(self, x)
+
+        def refuse(self, x):
+            raise AssertionError(f"a stock nn.Conv2d ran after swap_convs: {self}")
+
+        monkeypatch.setattr(FastConv2d, "construct", counting)
+        monkeypatch.setattr(nn.Conv2d, "construct", refuse)
+        x = ms.Tensor(np.random.default_rng(0).standard_normal((2, 3, 32, 32)).astype(np.float32))
+        assert net(x).shape == (2, 10)
+        assert sorted(ran) == sorted(id(cell) for cell in registered)  # each of the 20, once
+    finally:
+        ms.set_context(mode=old_mode)
