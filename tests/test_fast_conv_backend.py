@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 import course_lib  # noqa: F401  # isort: skip  (sets the environment before mindspore is imported)
-from mindspore import nn
 
 from course_lib.perf import fast_conv as fc
 
@@ -38,7 +37,6 @@ import sys
 import course_lib  # noqa: F401
 import numpy as np
 import mindspore as ms
-from mindspore import nn
 
 from course_lib.perf import fast_conv as fc
 
