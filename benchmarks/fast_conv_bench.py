@@ -20,21 +20,24 @@ sys.path.insert(0, str(HERE))
 BATCH, SIZE = 8, 224
 
 
-def mindspore_step(model, fast):
+def mindspore_step(model, variant):
     import course_lib  # noqa: F401  # isort: skip  (first: the environment defaults, before mindspore)
     import mindspore as ms
     import numpy as np
     from mindspore import nn
 
     from course_lib.models import resnet
-    from course_lib.perf.fast_conv import swap_convs
+    from course_lib.perf.fast_conv import block_resnet, swap_convs
     from course_lib.perf.timing import make_jit_train_step
 
     ms.set_context(mode=ms.GRAPH_MODE)
     ms.set_seed(0)
     net = getattr(resnet, model)(num_classes=10)
-    if fast:
+    net.set_train(True)  # batch statistics in BatchNorm, as PyTorch's net.train(): a real training step
+    if variant == "fastconv":
         swap_convs(net)
+    elif variant == "blocked":
+        block_resnet(net)
     opt = nn.Momentum(net.trainable_params(), learning_rate=0.01, momentum=0.9)
     step = make_jit_train_step(net, nn.CrossEntropyLoss(), opt)  # lesson 00's value_and_grad + optimizer step
 
@@ -72,7 +75,7 @@ def torch_step(model):
 def make(variant, model):
     if variant == "pytorch":
         return torch_step(model)
-    return mindspore_step(model, fast=variant == "fastconv")
+    return mindspore_step(model, variant)
 
 
 def time_variant(variant, model, repeats):
