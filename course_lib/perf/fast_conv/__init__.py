@@ -520,12 +520,7 @@ def swap_convs(net):
             fast.weight = child.weight
             if child.has_bias:
                 fast.bias = child.bias
-            parent.insert_child_to_cell(name, fast)
-            if isinstance(parent, _nn.SequentialCell):
-                # SequentialCell.construct runs its own list, cell_list, which insert_child_to_cell leaves alone
-                # (mindspore/nn/layer/container.py, SequentialCell.construct); __setitem__ would rename the shared
-                # parameters, so the list is refreshed here instead.
-                parent.cell_list = list(parent._cells.values())
+            _replace(parent, name, fast)
             count += 1
     return count
 
@@ -547,9 +542,13 @@ def _blocked_copy(conv, block):
 
 
 def _replace(parent, name, new):
+    """Put ``new`` in place of ``parent``'s child ``name``, keeping the names of the Parameters it shares."""
     parent.insert_child_to_cell(name, new)
     if isinstance(parent, _nn.SequentialCell):
-        parent.cell_list = list(parent._cells.values())  # see swap_convs
+        # SequentialCell.construct runs its own list, cell_list, which insert_child_to_cell leaves alone
+        # (mindspore/nn/layer/container.py, SequentialCell.construct); __setitem__ would rename the shared
+        # parameters, so the list is refreshed here instead.
+        parent.cell_list = list(parent._cells.values())
 
 
 def _workspace_bytes(shape, fuse, eps):
