@@ -33,6 +33,9 @@ ISA_NAMES = {0x1: "SSE4.1", 0x3: "AVX", 0x7: "AVX2", 0xF: "AVX2 VNNI", 0x1F: "AV
              0x67: "AVX-512 VNNI", 0xE7: "AVX-512 BF16", 0x1EF: "AVX-512 FP16", 0xFEF: "AVX-512 + AMX",
              0x1FEF: "AVX-512 + AMX FP16"}
 PRIVATE_PACKAGES = ("onednn-cpu-gomp", "onednn-devel-cpu-gomp")  # pinned in requirements-fast-conv.txt
+#: FAST_CONV_MAX_CPU_ISA's values (ONEDNN_MAX_CPU_ISA's names); fast_conv.cc's isa_from_env reads the same list.
+MAX_ISA_NAMES = ("SSE41", "AVX", "AVX2", "AVX2_VNNI", "AVX512_CORE", "AVX512_CORE_VNNI", "AVX512_CORE_BF16",
+                 "AVX512_CORE_AMX", "ALL")
 
 
 def _site_dir(module: str) -> Path:
@@ -131,6 +134,10 @@ def build(verbose: bool = False) -> Path:
         raise RuntimeError(f"FastConv2d runs on Linux only (this is {sys.platform}): it compiles a Linux shared "
                            "library and loads a Linux oneDNN. Fix: use mindspore.nn.Conv2d here.")
     cxx = _compiler()
+    isa = os.environ.get("FAST_CONV_MAX_CPU_ISA")
+    if isa is not None and isa.strip().upper() not in MAX_ISA_NAMES:
+        raise ValueError(f"FAST_CONV_MAX_CPU_ISA must be one of {', '.join(MAX_ISA_NAMES)}, got {isa!r}. "
+                         "Fix: unset it (the CPU's best) or pick one of these names.")
     if onednn_choice() == "private":
         dnnl, inc = private_onednn()
         extra = ["-DFAST_CONV_PRIVATE"]
