@@ -1,6 +1,7 @@
-"""FastConv2d vs MindSpore's nn.Conv2d vs PyTorch: ResNet-18/50 train steps at 224 px, batch 8, on CPU.
+"""FastConv2d and the blocked ResNet vs MindSpore's nn.Conv2d vs PyTorch: ResNet-18/50 train steps at 224 px,
+batch 8, on CPU; then the blocked ResNet-18 under a few OpenMP thread settings.
 
-Run: .venv/bin/python benchmarks/fast_conv_bench.py [--repeats N] [--models resnet18,resnet50]
+Run: .venv/bin/python benchmarks/fast_conv_bench.py [--repeats N] [--models resnet18,resnet50] [--no-threads]
 Prints a table and writes benchmarks/fast_conv_results.json. Per-kernel GFLOP/s come from oneDNN's own
 timings (ONEDNN_VERBOSE=1 in a child process that runs one step of each variant).
 """
@@ -20,21 +21,24 @@ sys.path.insert(0, str(HERE))
 BATCH, SIZE = 8, 224
 
 
-def mindspore_step(model, fast):
+def mindspore_step(model, variant):
     import course_lib  # noqa: F401  # isort: skip  (first: the environment defaults, before mindspore)
     import mindspore as ms
     import numpy as np
     from mindspore import nn
 
     from course_lib.models import resnet
-    from course_lib.perf.fast_conv import swap_convs
+    from course_lib.perf.fast_conv import block_resnet, swap_convs
     from course_lib.perf.timing import make_jit_train_step
 
     ms.set_context(mode=ms.GRAPH_MODE)
     ms.set_seed(0)
     net = getattr(resnet, model)(num_classes=10)
-    if fast:
+    net.set_train(True)  # batch statistics in BatchNorm, as PyTorch's net.train(): a real training step
+    if variant == "fastconv":
         swap_convs(net)
+    elif variant == "blocked":
+        block_resnet(net)
     opt = nn.Momentum(net.trainable_params(), learning_rate=0.01, momentum=0.9)
     step = make_jit_train_step(net, nn.CrossEntropyLoss(), opt)  # lesson 00's value_and_grad + optimizer step
 
@@ -72,11 +76,16 @@ def torch_step(model):
 def make(variant, model):
     if variant == "pytorch":
         return torch_step(model)
-    return mindspore_step(model, fast=variant == "fastconv")
+    return mindspore_step(model, variant)
 
 
 def time_variant(variant, model, repeats):
     step = make(variant, model)
+    info = {}
+    if variant in ("fastconv", "blocked"):
+        from course_lib.perf.fast_conv import backend
+
+        info["backend"] = backend()
     t0 = time.perf_counter()
     step()  # compile / warm up
     first = time.perf_counter() - t0
@@ -85,7 +94,7 @@ def time_variant(variant, model, repeats):
         t0 = time.perf_counter()
         step()
         times.append(time.perf_counter() - t0)
-    return {"first_s": first, "median_s": sorted(times)[len(times) // 2], "times_s": times}
+    return {"first_s": first, "median_s": sorted(times)[len(times) // 2], "times_s": times, **info}
 
 
 _PROBLEM = re.compile(r"mb(\d+)_ic(\d+)oc(\d+)_ih(\d+)oh(\d+)kh(\d+)\D.*_iw(\d+)ow(\d+)kw(\d+)")
@@ -133,10 +142,39 @@ def kernel_profile(variant, model):
     return {versions.get(fmt, fmt): isa for fmt, isa in isas.items()}, kernels
 
 
+VARIANTS = {"mindspore": "MindSpore nn.Conv2d", "fastconv": "FastConv2d (swap_convs)",
+            "blocked": "blocked ResNet (block_resnet)", "pytorch": "PyTorch"}
+# Issue 30's third point: do oneDNN's OpenMP threads (the private copy) and MindSpore's own thread pool share the
+# cores well? The blocked ResNet-18 step under each setting, each in a fresh process (libgomp reads these once).
+THREAD_SETTINGS = {"as installed": {}, "OMP_WAIT_POLICY=PASSIVE": {"OMP_WAIT_POLICY": "PASSIVE"},
+                   "OMP_WAIT_POLICY=ACTIVE": {"OMP_WAIT_POLICY": "ACTIVE"},
+                   "OMP_NUM_THREADS=1": {"OMP_NUM_THREADS": "1"}}
+
+
+def run_variant(variant, model, repeats, extra_env=None):
+    # each variant in its own process so MindSpore and PyTorch never share a run's caches/threads
+    code = (f"import sys, json; sys.path.insert(0, {str(HERE)!r}); import fast_conv_bench as b; "
+            f"print('RESULT', json.dumps(b.time_variant({variant!r}, {model!r}, {repeats})))")
+    env = dict(os.environ, **(extra_env or {}))
+    out = subprocess.run([sys.executable, "-c", code], cwd=tempfile.gettempdir(), capture_output=True, text=True,
+                         timeout=3600, env=env)
+    line = [ln for ln in out.stdout.splitlines() if ln.startswith("RESULT ")]
+    if not line:
+        raise RuntimeError(f"{model}/{variant} failed:\n{out.stderr[-3000:]}")
+    return json.loads(line[0][7:])
+
+
+def write_atomic(path, text):
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary.write_text(text)
+    os.replace(temporary, path)
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--models", default="resnet18,resnet50")
+    ap.add_argument("--no-threads", action="store_true", help="skip the thread settings check (ResNet-18)")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     models = args.models.split(",")
@@ -145,21 +183,13 @@ def main():
         step()
         step()
         return
-    variants = ["mindspore", "fastconv", "pytorch"]
+    variants = list(VARIANTS)
     results = {"batch": BATCH, "image_size": SIZE, "ONEDNN_MAX_CPU_ISA": os.environ.get("ONEDNN_MAX_CPU_ISA"),
-               "repeats": args.repeats, "models": {}}
+               "repeats": args.repeats, "variants": VARIANTS, "models": {}}
     for model in models:
         results["models"][model] = {}
         for v in variants:
-            # each variant in its own process so MindSpore and PyTorch never share a run's caches/threads
-            code = (f"import sys, json; sys.path.insert(0, {str(HERE)!r}); import fast_conv_bench as b; "
-                    f"print('RESULT', json.dumps(b.time_variant({v!r}, {model!r}, {args.repeats})))")
-            out = subprocess.run([sys.executable, "-c", code], cwd=tempfile.gettempdir(), capture_output=True,
-                                 text=True, timeout=3600)
-            line = [ln for ln in out.stdout.splitlines() if ln.startswith("RESULT ")]
-            if not line:
-                raise RuntimeError(f"{model}/{v} failed:\n{out.stderr[-3000:]}")
-            r = json.loads(line[0][7:])
+            r = run_variant(v, model, args.repeats)
             r["isa"], r["conv_kernels"] = kernel_profile(v, model)
             results["models"][model][v] = r
             isa = "; ".join(f"oneDNN {ver}: {name}" for ver, name in r["isa"].items())
@@ -169,18 +199,28 @@ def main():
                 print(f"    {k['pass']:18s} {k['impl']:30s} {k['onednn']:8s} {k['calls']:4d} calls "
                       f"{k['seconds'] * 1000:8.1f} ms "
                       f"{k['gflops'] or 0:7.1f} GFLOP/s", flush=True)
-    print("\nmodel      MindSpore  FastConv2d  PyTorch   fast/torch  fast/stock")
+    print("\nmodel      MindSpore  FastConv2d  blocked   PyTorch   fast/stock  blocked/stock  fast/torch  "
+          "blocked/torch")
     for model, r in results["models"].items():
-        m, f, t = (r[v]["median_s"] * 1000 for v in variants)
-        r["fast_over_pytorch"] = t / f
-        r["fast_over_stock"] = m / f
-        print(f"{model:9s} {m:9.1f} {f:10.1f} {t:9.1f}   {t / f:9.2f}x {m / f:9.2f}x")
+        m, f, b, t = (r[v]["median_s"] * 1000 for v in variants)
+        r["ratios"] = {"fastconv_over_stock": m / f, "blocked_over_stock": m / b, "fastconv_over_pytorch": t / f,
+                       "blocked_over_pytorch": t / b}
+        print(f"{model:9s} {m:9.1f} {f:10.1f} {b:8.1f} {t:9.1f}   {m / f:9.2f}x {m / b:12.2f}x {t / f:10.2f}x "
+              f"{t / b:12.2f}x")
+    if not args.no_threads and "resnet18" in models:
+        print("\nthreads: blocked ResNet-18 step (median ms) under each setting")
+        results["threads"] = {}
+        for name, extra in THREAD_SETTINGS.items():
+            r = run_variant("blocked", "resnet18", args.repeats, extra)
+            results["threads"][name] = r["median_s"]
+            print(f"    {name:26s} {r['median_s'] * 1000:8.1f} ms", flush=True)
     # Imported only now: run imports course_lib, whose environment defaults (the AVX2 cap) must not reach the
     # PyTorch children above. It names the CPU kind, so results.md files this under the right CPU.
     import run
 
     results["cpu_kind"], results["measured_utc"] = run.cpu_kind(), run.utc_now()
-    (HERE / "fast_conv_results.json").write_text(json.dumps(results, indent=1))
+    print("CPU:", results["cpu_kind"])
+    write_atomic(HERE / "fast_conv_results.json", json.dumps(results, indent=1))
     print("wrote benchmarks/fast_conv_results.json")
 
 

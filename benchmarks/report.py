@@ -514,31 +514,43 @@ def other_kinds_section(data):
 
 
 def fast_conv_section(data):
-    """``make fast-conv-bench``: appendix A8's FastConv2d against MindSpore's nn.Conv2d and PyTorch (same CPU kind)."""
+    """``make fast-conv-bench``: appendix A8's FastConv2d and blocked ResNet against MindSpore's nn.Conv2d and
+    PyTorch (same CPU kind)."""
     found = data.get("fast_conv")
     if not found or not found.get("models"):
         return ""
     rows, kernels = [], []
     for model, r in found["models"].items():
+        ratios = r["ratios"]
+        isa = "; ".join(f"{ver}: {name}" for ver, name in r["blocked"]["isa"].items())
         rows.append((model, seconds_text(r["mindspore"]["median_s"]), seconds_text(r["fastconv"]["median_s"]),
-                     seconds_text(r["pytorch"]["median_s"]), ratio_cell(r["fast_over_stock"]),
-                     ratio_cell(r["fast_over_pytorch"]), f"`{r['fastconv']['isa']}` / `{r['pytorch']['isa']}`"))
-        for variant in ("mindspore", "fastconv", "pytorch"):
+                     seconds_text(r["blocked"]["median_s"]), seconds_text(r["pytorch"]["median_s"]),
+                     ratio_cell(ratios["blocked_over_stock"]), ratio_cell(ratios["blocked_over_pytorch"]),
+                     ratio_cell(ratios["fastconv_over_pytorch"]), isa))
+        for variant in ("mindspore", "fastconv", "blocked", "pytorch"):
             for k in r[variant].get("conv_kernels", []):
                 if k.get("gflops") and k["seconds"] >= 0.01:  # kernels that matter (≥ 10 ms a step)
-                    kernels.append((model, variant, k["pass"], f"`{k['impl']}`", str(k["calls"]),
-                                    f"{k['gflops']:.0f}"))
+                    kernels.append((model, variant, k["pass"], f"`{k['impl']}`", k.get("onednn", "?"),
+                                    str(k["calls"]), f"{k['gflops']:.0f}"))
+    threads = found.get("threads") or {}
+    thread_text = ""
+    if threads:
+        thread_text = ("\n\nOpenMP settings (the blocked ResNet-18 step, each in a fresh process):\n\n"
+                       + _table(("setting", "step"), [(name, seconds_text(s)) for name, s in threads.items()]))
     return (f"## 8. FastConv2d (appendix A8) against nn.Conv2d and PyTorch\n\n`make fast-conv-bench` (part of "
             f"`make bench`, measured {found.get('measured_utc', '?')}): one ResNet training step at "
             f"{found['image_size']}×{found['image_size']} px, batch {found['batch']}, "
             f"median of {found.get('repeats', 3)}; "
-            "MindSpore with `@ms.jit` in graph mode, stock `nn.Conv2d` vs `course_lib.perf.fast_conv.FastConv2d` "
-            "(oneDNN with `format_tag::any`, under the course's AVX2 cap, which MindSpore's own oneDNN kernels "
-            "need); PyTorch as installed. > 1 means FastConv2d is faster.\n\n"
-            + _table(("model", "MindSpore nn.Conv2d", "FastConv2d", "PyTorch", "FastConv2d vs nn.Conv2d",
-                      "FastConv2d vs PyTorch", "ISA (FastConv2d / PyTorch)"), rows)
+            "MindSpore with `@ms.jit` in graph mode: stock `nn.Conv2d`; `FastConv2d` by `swap_convs` (oneDNN "
+            "kernels with `format_tag::any`, a reorder around each call); the blocked ResNet by `block_resnet` "
+            "(activations stay blocked; oneDNN batch norm with fused ReLU and max pooling). FastConv2d's kernels run "
+            "the private oneDNN (the `onednn-cpu-gomp` wheel) at the CPU's best ISA, while MindSpore's own oneDNN "
+            "keeps the course's AVX2 cap; PyTorch as installed. > 1 means the left one is faster.\n\n"
+            + _table(("model", "MindSpore nn.Conv2d", "FastConv2d", "blocked", "PyTorch", "blocked vs nn.Conv2d",
+                      "blocked vs PyTorch", "FastConv2d vs PyTorch", "ISA (oneDNN copy: ISA)"), rows)
             + "\n\nConvolution kernels from `ONEDNN_VERBOSE` (one step; each kind's first call left out):\n\n"
-            + _table(("model", "variant", "pass", "oneDNN implementation", "calls", "GFLOP/s"), kernels))
+            + _table(("model", "variant", "pass", "oneDNN implementation", "oneDNN", "calls", "GFLOP/s"), kernels)
+            + thread_text)
 
 
 def _tag_headings(text, kind):

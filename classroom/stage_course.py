@@ -13,7 +13,8 @@ import sys
 from pathlib import Path
 
 SHARED = ["course_lib", "data", "docs", "recipes", "scripts", "classroom", "pyproject.toml", "README.md",
-          "README.zh-CN.md", "LICENSE", "NOTICE", "requirements.txt", "requirements-torch.txt", "constraints.txt"]
+          "README.zh-CN.md", "LICENSE", "NOTICE", "requirements.txt", "requirements-torch.txt",
+          "requirements-fast-conv.txt", "constraints.txt"]
 NEVER = {".git", ".venv", "build", "outputs", "wheelhouse", "progress", "__pycache__", ".pytest_cache"}
 
 

@@ -384,13 +384,18 @@ def test_onednn_verbose_parsing():
 def _fast_conv_results(kind):
     def variant(seconds, isa, impl, gflops):
         return {"median_s": seconds, "first_s": 2 * seconds, "isa": isa,
-                "conv_kernels": [{"pass": "forward_training", "impl": impl, "calls": 26, "seconds": 0.2,
-                                  "gflops": gflops}]}
+                "conv_kernels": [{"pass": "forward_training", "impl": impl, "onednn": "v3.2.0", "calls": 26,
+                                  "seconds": 0.2, "gflops": gflops}]}
+    cpu = {"v3.10.1": "Intel AVX2", "v3.2.0": "Intel AVX-512"}
     return {"batch": 8, "image_size": 224, "repeats": 3, "cpu_kind": kind, "measured_utc": "2026-11-25T15:00:00+00:00",
-            "models": {"resnet18": {"mindspore": variant(0.7, "Intel AVX2", "x64:gemm:jit", 167.0),
-                                    "fastconv": variant(0.63, "Intel AVX2", "jit:avx2", 245.0),
-                                    "pytorch": variant(0.37, "Intel AVX-512", "jit:avx512_core", 413.0),
-                                    "fast_over_stock": 0.7 / 0.63, "fast_over_pytorch": 0.37 / 0.63}}}
+            "threads": {"as installed": 0.25, "OMP_NUM_THREADS=1": 0.4},
+            "models": {"resnet18": {"mindspore": variant(0.7, {"v3.10.1": "Intel AVX2"}, "x64:gemm:jit", 167.0),
+                                    "fastconv": variant(0.5, cpu, "jit:avx512_core", 445.0),
+                                    "blocked": variant(0.35, cpu, "jit:avx512_core", 460.0),
+                                    "pytorch": variant(0.37, {"v3.9": "Intel AVX-512"}, "jit:avx512_core", 413.0),
+                                    "ratios": {"fastconv_over_stock": 0.7 / 0.5, "blocked_over_stock": 0.7 / 0.35,
+                                               "fastconv_over_pytorch": 0.37 / 0.5,
+                                               "blocked_over_pytorch": 0.37 / 0.35}}}}
 
 
 def test_fast_conv_results_join_results_md_only_for_the_same_cpu_kind(tmp_path):
@@ -401,8 +406,11 @@ def test_fast_conv_results_join_results_md_only_for_the_same_cpu_kind(tmp_path):
     (tmp_path / "fast_conv_results.json").write_text(json.dumps(_fast_conv_results("Some CPU, AVX2")))
     bench_run.attach_fast_conv(data, tmp_path)
     text = report.fast_conv_section(data)
-    assert "## 8. FastConv2d" in text and "| resnet18 | 700.0 ms | 630.0 ms | 370.0 ms | 1.11× | 0.59× |" in text
-    assert "| resnet18 | fastconv | forward_training | `jit:avx2` | 26 | 245 |" in text
+    assert "## 8. FastConv2d" in text
+    assert ("| resnet18 | 700.0 ms | 500.0 ms | 350.0 ms | 370.0 ms | 2.00× | 1.06× | 0.74× | v3.10.1: Intel AVX2; "
+            "v3.2.0: Intel AVX-512 |") in text
+    assert "| resnet18 | blocked | forward_training | `jit:avx512_core` | v3.2.0 | 26 | 460 |" in text
+    assert "| OMP_NUM_THREADS=1 | 400.0 ms |" in text
     (tmp_path / "fast_conv_results.json").unlink()
     bench_run.attach_fast_conv(data, tmp_path)
     assert "fast_conv" not in data

@@ -158,7 +158,8 @@ def simulated(tmp_path, monkeypatch):
         monkeypatch.setattr(course_cli, "probe", lambda command: None)
         monkeypatch.setattr(course_cli, "in_active_environment", lambda: False)
         monkeypatch.setattr(course_cli, "ROOT", str(tmp_path))
-        for name in ("requirements.txt", "requirements-torch.txt", "constraints.txt", "pyproject.toml"):
+        for name in ("requirements.txt", "requirements-torch.txt", "requirements-fast-conv.txt", "constraints.txt",
+                     "pyproject.toml"):
             (tmp_path / name).write_text(f"# {name}\n")
         options = type("Options", (), {"venv": venv, "interpreter": info(executable=r"C:\Python312\python.exe")})
         return recorder, options
@@ -178,14 +179,16 @@ def test_install_uses_the_os_venv_layout(simulated, system, bindir, exe):
     assert course_cli.prepare(options, full=False).python == python and recorder.commands == []  # stamp: done
 
 
-def test_full_install_adds_torch_and_a_default_install_leaves_it_out(simulated):
+def test_full_install_adds_torch_and_the_private_onednn_and_a_default_install_leaves_them_out(simulated):
     recorder, options = simulated("Linux")
     course_cli.prepare(options, full=False)
     assert "requirements-torch.txt" not in recorder.commands[1]
+    assert "requirements-fast-conv.txt" not in recorder.commands[1]
     recorder.commands.clear()
     course_cli.prepare(options, full=True)  # the default stamp does not cover the full install
     pip = [c for c in recorder.commands if c[1:4] == ["-m", "pip", "install"]]
-    assert pip[0][4:] == ["-r", "requirements.txt", "-r", "requirements-torch.txt", "-c", "constraints.txt"]
+    assert pip[0][4:] == ["-r", "requirements.txt", "-r", "requirements-torch.txt", "-r", "requirements-fast-conv.txt",
+                          "-c", "constraints.txt"]
     recorder.commands.clear()
     course_cli.prepare(options, full=False)  # a full install also satisfies the default one
     assert recorder.commands == []
@@ -263,7 +266,8 @@ def test_two_installs_never_run_at_once_and_a_dead_holder_frees_the_lock(tmp_pat
 
 # ------------------------------------------------------------------------------------- the stamp
 def test_the_stamp_follows_the_contents_of_the_requirement_files_not_their_mtimes(tmp_path):
-    for name in ("requirements.txt", "requirements-torch.txt", "constraints.txt", "pyproject.toml"):
+    for name in ("requirements.txt", "requirements-torch.txt", "requirements-fast-conv.txt", "constraints.txt",
+                 "pyproject.toml"):
         (tmp_path / name).write_text("numpy==1.26.4\n")
     venv = tmp_path / ".venv"
     venv.mkdir()
@@ -276,6 +280,19 @@ def test_the_stamp_follows_the_contents_of_the_requirement_files_not_their_mtime
     (tmp_path / "constraints.txt").write_text("numpy==1.26.5\n")  # a changed pin
     assert not course_cli.stamp_is_current(str(tmp_path), str(venv), full=False)
     assert [p.name for p in venv.iterdir()] == [course_cli.STAMP_NAME]  # written atomically: no temp file left
+
+
+def test_a_changed_fast_conv_pin_reinstalls_the_full_install_only(tmp_path):
+    for name in ("requirements.txt", "requirements-torch.txt", "requirements-fast-conv.txt", "constraints.txt",
+                 "pyproject.toml"):
+        (tmp_path / name).write_text("numpy==1.26.4\n")
+    venv = tmp_path / ".venv"
+    venv.mkdir()
+    course_cli.write_stamp(str(tmp_path), str(venv), full=True)
+    assert course_cli.stamp_is_current(str(tmp_path), str(venv), full=True)
+    (tmp_path / "requirements-fast-conv.txt").write_text('onednn-cpu-gomp==2023.2.0; sys_platform == "linux"\n')
+    assert not course_cli.stamp_is_current(str(tmp_path), str(venv), full=True)
+    assert course_cli.stamp_is_current(str(tmp_path), str(venv), full=False)  # the default install does not read it
 
 
 # ----------------------------------------------------------------------------- interpreter lookup
@@ -422,6 +439,26 @@ def test_pins_are_checked_with_pep440_and_markers(tmp_path):
     assert course_cli.version_matches("2.13.0+cpu", "2.13.0") and not course_cli.version_matches("2.13.1", "2.13.0")
 
 
+@pytest.mark.parametrize("system, machine, unmet", [("linux", "x86_64", True), ("linux", "aarch64", False),
+                                                     ("darwin", "arm64", False), ("win32", "AMD64", False)])
+def test_the_private_onednn_is_a_full_pin_on_linux_x86_64_only(tmp_path, monkeypatch, system, machine, unmet):
+    """An active environment without the onednn wheels lacks the full install's pins on Linux x86-64 only."""
+    shutil.copy(ROOT / "requirements-fast-conv.txt", tmp_path)
+    (tmp_path / "requirements-torch.txt").write_text("")
+    (tmp_path / "requirements.txt").write_text("")
+    monkeypatch.setattr(sys, "platform", system)  # what pip's marker parser reads
+    monkeypatch.setattr(platform, "machine", lambda: machine)
+    from importlib import metadata
+
+    def not_installed(name):
+        raise metadata.PackageNotFoundError(name)
+    monkeypatch.setattr(metadata, "version", not_installed)
+    missing = ["onednn-cpu-gomp: pinned 2023.2.0, installed nothing",
+               "onednn-devel-cpu-gomp: pinned 2023.2.0, installed nothing"]
+    assert course_cli.unmet_pins(str(tmp_path), True) == (missing if unmet else [])
+    assert course_cli.unmet_pins(str(tmp_path), False) == []
+
+
 # ---------------------------------------------------------------------------------- odd file names
 ODD = "x; touch PWNED $(id) `id` 课程 'a\".ipynb"
 
@@ -434,7 +471,8 @@ def fake_course(tmp_path):
     (root / "notebooks").mkdir()
     shutil.copy(ROOT / "course.py", root)
     shutil.copy(ROOT / "tools" / "course_cli.py", root / "tools")
-    for name in ("requirements.txt", "requirements-torch.txt", "constraints.txt", "pyproject.toml"):
+    for name in ("requirements.txt", "requirements-torch.txt", "requirements-fast-conv.txt", "constraints.txt",
+                 "pyproject.toml"):
         (root / name).write_text("")
     (root / "notebooks" / ODD.replace("'", "").replace('"', "")).write_text("{}")
     (root / "notebooks" / "00 first.ipynb").write_text("{}")

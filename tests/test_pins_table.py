@@ -7,6 +7,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
+import course_cli  # noqa: E402
 import pins_table  # noqa: E402
 from pins_table import PLATFORMS, PYTHONS, Cell, check_against_constraints, marker_env, pins_for  # noqa: E402
 
@@ -61,7 +62,7 @@ def test_every_environment_gets_one_pin_per_package_and_the_requirements_agree(p
     constraints = pins_for(ROOT / "constraints.txt", env(platform, python))
     assert constraints["numpy"] == "1.26.4"  # numpy 2 breaks MindSpore 2.10 (tests/test_environment.py)
     assert constraints["mindspore"] == "2.10.0"
-    for name in ("requirements.txt", "requirements-torch.txt"):
+    for name in ("requirements.txt", "requirements-torch.txt", "requirements-fast-conv.txt"):
         for package, version in pins_for(ROOT / name, env(platform, python)).items():
             assert constraints.get(package) == version, f"{name} and constraints.txt disagree on {package}"
 
@@ -80,6 +81,21 @@ def test_markers_pick_the_versions_each_python_and_platform_can_install():
     assert pins_for(ROOT / "requirements-torch.txt", intel_mac) == {"torch": "2.2.2"}
     assert pins_for(ROOT / "requirements-torch.txt", env("macOS arm64", "3.12.0")) == {"torch": "2.13.0"}
     assert pins_for(constraints, intel_mac)["argon2-cffi-bindings"] == "25.1.0"
+    # The private oneDNN has wheels for Linux x86-64 only: everywhere else the file pins nothing.
+    onednn = {"onednn-cpu-gomp": "2023.2.0", "onednn-devel-cpu-gomp": "2023.2.0"}
+    for platform in PLATFORMS:
+        for python in PYTHONS:
+            want = onednn if platform.label == "Linux x86-64" else {}
+            assert pins_for(ROOT / "requirements-fast-conv.txt", env(platform.label, python)) == want
+            got = {name: version for name, version in pins_for(constraints, env(platform.label, python)).items()
+                   if name in onednn}
+            assert got == want, (platform.label, python)
+
+
+def test_the_table_resolves_the_same_files_as_course_py_installs():
+    assert list(pins_table.INSTALLS["default"]) == course_cli.requirement_files(False)
+    assert list(pins_table.INSTALLS["full"]) == course_cli.requirement_files(True)
+    assert set(course_cli.requirement_files(True)) | {"constraints.txt"} == set(pins_table.INPUTS)
 
 
 def test_overlapping_markers_and_loose_pins_are_refused(tmp_path):

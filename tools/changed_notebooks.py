@@ -10,7 +10,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 #: A change under any of these can change every notebook's outputs.
 SHARED = ("course_lib/", "data/", "course.py", "tools/course_cli.py",
-          "requirements.txt", "requirements-torch.txt", "constraints.txt", "pyproject.toml",
+          "requirements.txt", "requirements-torch.txt", "requirements-fast-conv.txt", "constraints.txt",
+          "pyproject.toml",
           "nbval_sanitize.cfg", "Makefile")
 
 

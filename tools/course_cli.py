@@ -32,6 +32,7 @@ SUPPORTED_PLATFORMS = {
 STAMP_NAME = ".course-installed.json"
 REQUIREMENTS = "requirements.txt"
 REQUIREMENTS_TORCH = "requirements-torch.txt"
+REQUIREMENTS_FAST_CONV = "requirements-fast-conv.txt"  # appendix A8's private oneDNN (a no-op off Linux x86-64)
 CONSTRAINTS = "constraints.txt"
 NBVAL = ["--nbval-lax", "--nbval-current-env", "--nbval-cell-timeout=900", "--nbval-sanitize-with=nbval_sanitize.cfg"]
 DEFAULT_LAB_PORT = 8888
@@ -199,7 +200,8 @@ def venv_python(venv, system=None):
 
 
 def requirement_files(full):
-    return [REQUIREMENTS] + ([REQUIREMENTS_TORCH] if full else [])
+    """The requirement files of the default install, or of the full one (plus PyTorch and the private oneDNN)."""
+    return [REQUIREMENTS] + ([REQUIREMENTS_TORCH, REQUIREMENTS_FAST_CONV] if full else [])
 
 
 def requirements_hash(root, full):
@@ -458,7 +460,8 @@ def prepare(options, full):
                                   "Ubuntu: install python3.X-venv)." % (base, python))
         files = requirement_files(full)
         say("installing %s (pinned by constraints.txt) into %s%s" % (" and ".join(files), venv,
-            "" if full else "; PyTorch is left out (python course.py install --full adds it)"))
+            "" if full else "; PyTorch and the private oneDNN are left out (python course.py install --full adds "
+                           "them)"))
         requirement_args = []
         for name in files:
             requirement_args += ["-r", name]
@@ -609,8 +612,10 @@ def cmd_lab(options, env, folder=None, lang=None):
 
 def cmd_install(options, env):
     if not env.active and not DRY_RUN:
-        say("%s is ready (%s)" % (env.venv, "with PyTorch" if stamp_is_current(ROOT, env.venv, True) else
-                                  "without PyTorch: python course.py install --full adds it"))
+        say("%s is ready (%s)" % (env.venv, "full install: with PyTorch and the private oneDNN"
+                                  if stamp_is_current(ROOT, env.venv, True) else
+                                  "without PyTorch and the private oneDNN: python course.py install --full adds "
+                                  "them"))
     return 0
 
 
@@ -762,11 +767,15 @@ def cmd_clean(options, env):
 
 
 def cmd_wheelhouse(options, env):
-    """pip download of every pin, with the course's environment if there is one (a system Python may lack pip)."""
+    """pip download of every pin of the full install, for this platform (pip evaluates the markers: the private
+    oneDNN only on Linux x86-64), with the course's environment if there is one (a system Python may lack pip)."""
     ready = existing_environment(options)
     python = ready.python if ready else options.interpreter["executable"]
-    return run([python, "-m", "pip", "download", "--disable-pip-version-check", "-d", "wheelhouse", "-r",
-                REQUIREMENTS, "-r", REQUIREMENTS_TORCH, "-c", CONSTRAINTS, "setuptools>=68"] + options.args)
+    requirement_args = []
+    for name in requirement_files(True):
+        requirement_args += ["-r", name]
+    return run([python, "-m", "pip", "download", "--disable-pip-version-check", "-d", "wheelhouse"] + requirement_args
+               + ["-c", CONSTRAINTS, "setuptools>=68"] + options.args)
 
 
 def cmd_preflight(options, env):
@@ -811,7 +820,8 @@ COMMANDS = {
     "lab": ("open the full course in JupyterLab (127.0.0.1, token); LAB_DIR=folder opens another folder",
             lab_in(None), "default"),
     "test": ("lint, unit tests, then every notebook twice under nbval (CI runs this)", cmd_test, "full"),
-    "install": ("set up .venv (or check the active environment); --full adds PyTorch", cmd_install, "default"),
+    "install": ("set up .venv (or check the active environment); --full adds PyTorch and the private oneDNN",
+                cmd_install, "default"),
     "preflight": ("check this machine before a workshop: Python, MindSpore, OS/CPU, disk, RAM, port, a training step",
                   cmd_preflight, None),
     "lab-student": ("build the student edition in my-work/student/ (never overwriting your edits) and open it",
@@ -840,7 +850,7 @@ COMMANDS = {
                        script("tools/make_editions.py", "bundle"), "default"),
     "site": ("the executed lessons as a static HTML site: build/site/index.html", script("tools/build_site.py"),
              "default"),
-    "wheelhouse": ("download every pinned wheel (PyTorch included) into wheelhouse/ for an offline classroom",
+    "wheelhouse": ("download every pinned wheel of the full install into wheelhouse/ for an offline classroom",
                    cmd_wheelhouse, None),
     "bench": ("the benchmarks (benchmarks/README.md), then fast-conv-bench", cmd_bench, "full"),
     "bench-notebooks": ("every lesson's run time", script("benchmarks/run.py", "--notebooks"), "full"),
@@ -849,7 +859,8 @@ COMMANDS = {
     "bench-host-blocking": ("MS_DEV_HOST_BLOCKING_RUN on/off",
                             script("benchmarks/host_blocking.py", "--out",
                                    os.path.join("outputs", "host_blocking.json")), "full"),
-    "fast-conv": ("compile appendix A8's opt-in oneDNN convolution", cmd_fast_conv, "default"),
+    "fast-conv": ("compile appendix A8's opt-in oneDNN convolution (full install: the private oneDNN's headers)",
+                  cmd_fast_conv, "full"),
     "fast-conv-bench": ("time FastConv2d against nn.Conv2d and PyTorch", cmd_fast_conv_bench, "full"),
     "browser-deps": ("install Debian's chromium and fonts-noto-cjk (as root) for the browser test",
                      cmd_browser_deps, None),
@@ -868,7 +879,8 @@ def parser():
                         "one if it can, else py -3.12/3.11/3.10 on Windows, else python3.12/3.11/3.10 on PATH)")
     result.add_argument("--venv", metavar="PATH", default=os.path.join(ROOT, ".venv"),
                         help="the course's virtual environment (default: .venv beside course.py)")
-    result.add_argument("--full", action="store_true", help="also install PyTorch (requirements-torch.txt)")
+    result.add_argument("--full", action="store_true", help="also install PyTorch and, on Linux x86-64, the private "
+                        "oneDNN (requirements-torch.txt, requirements-fast-conv.txt)")
     result.add_argument("--wheelhouse", metavar="DIR", help="install offline, every wheel from DIR (made by "
                         "'python course.py wheelhouse'; docs/WORKSHOP.md)")
     result.add_argument("-n", "--dry-run", action="store_true",

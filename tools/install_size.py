@@ -14,8 +14,9 @@ run this with a Python of the target version.
 
 The installs measured:
 - default: requirements.txt (what a learner gets);
-- full, CPU torch: plus requirements-torch.txt with the CPU build (the course's documented full install);
-- full, PyPI torch: plus requirements-torch.txt from PyPI alone (Linux: the CUDA build with nvidia-* and triton).
+- full, CPU torch: plus requirements-torch.txt with the CPU build and requirements-fast-conv.txt (the private
+  oneDNN of appendix A8, Linux x86-64 only) — the course's documented full install;
+- full, PyPI torch: the same with torch from PyPI alone (Linux: the CUDA build with nvidia-* and triton).
 
 "Installed" is the sum of the unpacked wheel files; a real venv adds pip itself and .pyc files compiled at
 install time (compare with `du` of a real venv: README's "Install size" does).
@@ -152,6 +153,9 @@ def markdown(results: dict) -> str:
     return "\n".join(lines)
 
 
+FULL = ["requirements.txt", "requirements-torch.txt", "requirements-fast-conv.txt"]
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--torch-find-links", metavar="DIR",
@@ -165,8 +169,8 @@ def main(argv=None) -> int:
     cpu = ["--find-links", args.torch_find_links] if args.torch_find_links else ["--extra-index-url", CPU_INDEX]
     installs = {
         "default (requirements.txt)": (["requirements.txt"], []),
-        "full, CPU torch (+ requirements-torch.txt)": (["requirements.txt", "requirements-torch.txt"], cpu),
-        "full, PyPI torch (CUDA build on Linux)": (["requirements.txt", "requirements-torch.txt"], []),
+        "full, CPU torch (+ requirements-torch.txt, -fast-conv.txt)": (FULL, cpu),
+        "full, PyPI torch (CUDA build on Linux)": (FULL, []),
     }
     results = {}
     for label, (files, extra) in installs.items():

@@ -4,7 +4,8 @@
     python tools/pins_table.py --check    # only check that docs/PINS.md matches today's requirement files
 
 For each platform and Python it runs `uv pip compile --no-build --python-platform P --python-version V` twice:
-the default install (requirements.txt) and the full one (plus requirements-torch.txt), both with -c constraints.txt.
+the default install (requirements.txt) and the full one (plus requirements-torch.txt and requirements-fast-conv.txt),
+both with -c constraints.txt.
 `--no-build` means every package must have a wheel for that platform: nothing is compiled on a learner's laptop.
 A column passes when uv finds a solution and every package it picks is pinned in constraints.txt at that version
 (markers evaluated for that platform and Python). Install uv first: `python -m pip install uv`.
@@ -30,7 +31,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parent.parent
-INPUTS = ("requirements.txt", "requirements-torch.txt", "constraints.txt")
+INPUTS = ("requirements.txt", "requirements-torch.txt", "requirements-fast-conv.txt", "constraints.txt")
 TABLE = ROOT / "docs" / "PINS.md"
 HASH_LINE = re.compile(r"^<!-- inputs-sha256: ([0-9a-f]{64}) -->$", re.M)
 
@@ -64,7 +65,9 @@ PLATFORMS = (
 # 3.11.0 and 3.11.7 both: some packages (soupsieve 4) need 3.11.5 or newer, so 3.11.0-3.11.4 get other pins.
 PYTHONS = ("3.10.0", "3.11.0", "3.11.7", "3.12.0")
 REFERENCE = ("Linux x86-64", "3.11.7")  # where the committed notebook outputs were made
-INSTALLS = {"default": ("requirements.txt",), "full": ("requirements.txt", "requirements-torch.txt")}
+# The same files as tools/course_cli.py's requirement_files(); tests/test_pins_table.py checks that they agree.
+INSTALLS = {"default": ("requirements.txt",),
+            "full": ("requirements.txt", "requirements-torch.txt", "requirements-fast-conv.txt")}
 # PyPI's Linux torch is the CUDA build; the course installs the CPU build (requirements-torch.txt says how), which
 # has none of these. The index reachable here has only PyPI, so the table resolves PyPI's torch and sets them apart.
 CUDA_ONLY = re.compile(r"^(nvidia-.*|triton|cuda-.*)$")
@@ -184,15 +187,17 @@ def render(cells: list[Cell], digest: str, uv_version: str) -> str:
         "# Pins on every supported platform and Python",
         "",
         "Written by `python tools/pins_table.py` (do not edit by hand); `tests/test_pins_table.py` fails when",
-        "requirements.txt, requirements-torch.txt or constraints.txt changed after this table was made.",
+        "requirements.txt, requirements-torch.txt, requirements-fast-conv.txt or constraints.txt changed after this",
+        "table was made.",
         f"Resolved with {uv_version} (`uv pip compile --no-build`: wheels only) against the package index.",
         "",
         f"<!-- inputs-sha256: {digest} -->",
         "",
         "## Does the install resolve?",
         "",
-        "Each cell: default install (requirements.txt) / full install (plus requirements-torch.txt), with the",
-        "number of packages. Every package is a wheel and every version is the one pinned in constraints.txt.",
+        "Each cell: default install (requirements.txt) / full install (plus requirements-torch.txt and",
+        "requirements-fast-conv.txt), with the number of packages. Every package is a wheel and every version is",
+        "the one pinned in constraints.txt.",
         "",
         "| Platform | " + " | ".join(f"Python {p}" for p in PYTHONS) + " |",
         "| --- | " + " | ".join("---" for _ in PYTHONS) + " |",
@@ -211,6 +216,8 @@ def render(cells: list[Cell], digest: str, uv_version: str) -> str:
         "macOS: the default install needs macOS 12 or newer on arm64 (scikit-learn's wheels) and 11 on x86-64;",
         "torch 2.13 needs macOS 14 on arm64. Intel Macs get torch 2.2.2, its last release for them.",
         "Linux: manylinux_2_28 wheels (glibc 2.28 or newer: Debian 10, Ubuntu 20.04 and later).",
+        "The private oneDNN of requirements-fast-conv.txt (onednn-cpu-gomp, onednn-devel-cpu-gomp) is in the full",
+        "install on Linux x86-64 only; its markers leave it out everywhere else.",
     ]
     cuda = sorted({p for c in cells for p in c.cuda_only})
     if cuda:

@@ -20,6 +20,7 @@ _.on_eval_step_end  # Callback hook that Model.eval calls (train/callbacks.py Pr
 _.on_eval_end  # Callback hook that Model.eval calls (train/callbacks.py ProgressBar)
 _.extend_repr  # nn.Cell hook: repr(cell) shows it (train/losses.py CrossEntropySmooth)
 _.bprop  # nn.Cell hook: MindSpore's autodiff calls a Cell's custom backward by this name (perf/fast_conv)
+_.cell_list  # read by nn.SequentialCell.construct; perf/fast_conv/_replace refreshes it after insert_child_to_cell
 
 # --- other frameworks call these by name --------------------------------------------------------------------------
 _._render_traceback_  # IPython calls it to show an exception without a traceback (migrate/convert.py)

@@ -33,6 +33,9 @@ ISA_NAMES = {0x1: "SSE4.1", 0x3: "AVX", 0x7: "AVX2", 0xF: "AVX2 VNNI", 0x1F: "AV
              0x67: "AVX-512 VNNI", 0xE7: "AVX-512 BF16", 0x1EF: "AVX-512 FP16", 0xFEF: "AVX-512 + AMX",
              0x1FEF: "AVX-512 + AMX FP16"}
 PRIVATE_PACKAGES = ("onednn-cpu-gomp", "onednn-devel-cpu-gomp")  # pinned in requirements-fast-conv.txt
+#: FAST_CONV_MAX_CPU_ISA's values (ONEDNN_MAX_CPU_ISA's names); fast_conv.cc's isa_from_env reads the same list.
+MAX_ISA_NAMES = ("SSE41", "AVX", "AVX2", "AVX2_VNNI", "AVX512_CORE", "AVX512_CORE_VNNI", "AVX512_CORE_BF16",
+                 "AVX512_CORE_AMX", "ALL")
 
 
 def _site_dir(module: str) -> Path:
@@ -131,6 +134,10 @@ def build(verbose: bool = False) -> Path:
         raise RuntimeError(f"FastConv2d runs on Linux only (this is {sys.platform}): it compiles a Linux shared "
                            "library and loads a Linux oneDNN. Fix: use mindspore.nn.Conv2d here.")
     cxx = _compiler()
+    isa = os.environ.get("FAST_CONV_MAX_CPU_ISA")
+    if isa is not None and isa.strip().upper() not in MAX_ISA_NAMES:
+        raise ValueError(f"FAST_CONV_MAX_CPU_ISA must be one of {', '.join(MAX_ISA_NAMES)}, got {isa!r}. "
+                         "Fix: unset it (the CPU's best) or pick one of these names.")
     if onednn_choice() == "private":
         dnnl, inc = private_onednn()
         extra = ["-DFAST_CONV_PRIVATE"]
@@ -192,7 +199,7 @@ try:
     class _ConvFunction(_nn.Cell):
         """x, w -> conv(x, w) with a hand-written bprop; holds no parameters."""
 
-        def __init__(self, stride, mode, padding):
+        def __init__(self, stride, mode, padding, block=0):
             super().__init__()
             lib = str(build())
             sh, sw = stride
@@ -201,7 +208,10 @@ try:
             self.cfg = _ms.Tensor(np.array(cfg, np.int32))
 
             def y_shape(x, w, c):
-                return [x[0], w[0], _out_hw(x[2], w[2], sh, mode, pt, pb), _out_hw(x[3], w[3], sw, mode, pl, pr)]
+                h, wd = _out_hw(x[2], w[2], sh, mode, pt, pb), _out_hw(x[3], w[3], sw, mode, pl, pr)
+                if block:  # blocked output: (N, C/B, H, W, B)
+                    return [x[0], w[0] // block, h, wd, block]
+                return [x[0], w[0], h, wd]
 
             self.forward_op = _ops.Custom(f"{lib}:FastConvForward", out_shape=y_shape,
                                           out_dtype=lambda x, w, c: x, func_type="aot")
@@ -225,6 +235,7 @@ try:
 
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
+            self.block = 0  # BlockedConv2d sets B: its output is blocked, (N, C/B, H, W, B)
             problems = []
             if self.group != 1:
                 problems.append(f"group={self.group} (only 1 is supported)")
@@ -241,23 +252,260 @@ try:
             pad = (pad,) * 4 if isinstance(pad, int) else tuple(pad)
             if len(pad) == 2:
                 pad = (pad[0], pad[0], pad[1], pad[1])
-            stride = tuple(self.stride)[-2:]
-            self.conv_fn = _ConvFunction(stride, _MODES[self.pad_mode], pad)
+            self._conv_args = (tuple(self.stride)[-2:], _MODES[self.pad_mode], pad)
+            self.conv_fn = _ConvFunction(*self._conv_args)
 
         def construct(self, x):
-            if x.ndim != 4:
-                raise ValueError(f"FastConv2d expects a 4-D NCHW input, got {x.ndim} dimensions. "
+            if x.ndim != 4 and not (self.block and x.ndim == 5):
+                raise ValueError(f"{type(self).__name__} expects a 4-D NCHW input"
+                                 f"{' or a 5-D blocked one' if self.block else ''}, got {x.ndim} dimensions. "
                                  f"Fix: reshape to (batch, channels, height, width).")
             if x.dtype != _ms.float32:
-                raise TypeError(f"FastConv2d works on float32 only, got {x.dtype}. "
+                raise TypeError(f"{type(self).__name__} works on float32 only, got {x.dtype}. "
                                 f"Fix: cast with x.astype(mindspore.float32).")
-            if x.shape[1] != self.in_channels:
-                raise ValueError(f"FastConv2d got {x.shape[1]} input channels, expected {self.in_channels}. "
-                                 f"Fix: check in_channels.")
+            channels = x.shape[1] * x.shape[4] if x.ndim == 5 else x.shape[1]
+            if channels != self.in_channels:
+                raise ValueError(f"{type(self).__name__} got {channels} input channels, expected "
+                                 f"{self.in_channels}. Fix: check in_channels.")
             y = self.conv_fn(x, self.weight)
             if self.has_bias:
-                y = _ops.bias_add(y, self.bias)
+                if self.block:
+                    y = y + self.bias.reshape((1, -1, 1, 1, self.block))
+                else:
+                    y = _ops.bias_add(y, self.bias)
             return y
+
+    class BlockedConv2d(FastConv2d):
+        """FastConv2d whose output stays in oneDNN's blocked layout: a 5-D tensor (N, C/B, H, W, B), where
+        channel c is at [:, c // B, :, :, c % B]. Its input may be plain NCHW or blocked. ``out_channels`` must
+        be a multiple of ``block`` (B = 16 with AVX-512, 8 with AVX2: ``block_size()``)."""
+
+        def __init__(self, *args, block=None, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.block = block_size() if block is None else block
+            if self.block not in (8, 16):
+                raise ValueError(f"block must be 8 or 16, got {self.block!r}. Fix: leave it out (block_size()).")
+            if self.out_channels % self.block:
+                raise ValueError(f"BlockedConv2d needs out_channels divisible by the block size {self.block}, got "
+                                 f"{self.out_channels}. Fix: use FastConv2d for this layer.")
+            self.conv_fn = _ConvFunction(*self._conv_args, block=self.block)
+
+    class _Relayout(_nn.Cell):
+        """Plain NCHW <-> blocked; its gradient is the opposite change."""
+
+        def __init__(self, block):
+            super().__init__()
+            lib = str(build())
+            self.block = block
+            self.to_blocked = _ops.Custom(
+                f"{lib}:FastRelayout", out_shape=lambda x: [x[0], x[1] // block, x[2], x[3], block],
+                out_dtype=lambda x: x, func_type="aot")
+            self.to_plain = _ops.Custom(
+                f"{lib}:FastRelayout", out_shape=lambda x: [x[0], x[1] * x[4], x[2], x[3]],
+                out_dtype=lambda x: x, func_type="aot")
+
+    class ToBlocked(_Relayout):
+        """(N, C, H, W) -> (N, C/B, H, W, B)."""
+
+        def construct(self, x):
+            if x.ndim != 4 or x.shape[1] % self.block:
+                raise ValueError(f"ToBlocked needs a 4-D NCHW tensor with channels divisible by {self.block}, got "
+                                 f"shape {x.shape}. Fix: keep this layer in the plain layout.")
+            return self.to_blocked(x)
+
+        def bprop(self, x, out, dout):
+            return (self.to_plain(dout),)
+
+    class ToPlain(_Relayout):
+        """(N, C/B, H, W, B) -> (N, C, H, W)."""
+
+        def construct(self, x):
+            if x.ndim != 5 or x.shape[4] != self.block:
+                raise ValueError(f"ToPlain needs a 5-D blocked tensor (N, C/{self.block}, H, W, {self.block}), got "
+                                 f"shape {x.shape}. Fix: only blocked tensors need converting back.")
+            return self.to_plain(x)
+
+        def bprop(self, x, out, dout):
+            return (self.to_blocked(dout),)
+
+    _FUSE = {"none": 0, "relu": 1}
+    _NORM_NAMES = {0: "FastNorm", 1: "FastNormRelu"}
+
+    class _NormTrain(_nn.Cell):
+        """Training batch norm with a hand-written bprop: (x, gamma, beta) -> (y, mean, biased variance
+        [, ReLU mask]). fuse 0: y = BN(x); 1: y = ReLU(BN(x))."""
+
+        def __init__(self, eps, fuse):
+            super().__init__()
+            lib, name = str(build()), _NORM_NAMES[fuse]
+            self.fuse = fuse
+            self.cfg = _ms.Tensor(np.array([eps], np.float32))
+
+            def shapes(x, g, *rest):
+                if not fuse:
+                    return (x, g, g)
+                return (x, g, g, [_workspace_bytes(x, fuse, eps)])
+
+            def dtypes(x, *rest):
+                return (x, x, x) + ((_ms.uint8,) if fuse else ())
+
+            self.forward_op = _ops.Custom(f"{lib}:{name}Train", out_shape=shapes, out_dtype=dtypes, func_type="aot")
+            self.backward_op = _ops.Custom(f"{lib}:{name}Backward", out_shape=lambda dy, x, g, *rest: (x, g, g),
+                                           out_dtype=lambda dy, x, *rest: (x, x, x), func_type="aot")
+
+        def construct(self, x, gamma, beta):
+            return self.forward_op(x, gamma, beta, self.cfg)
+
+        def bprop(self, x, gamma, beta, out, dout):
+            if self.fuse:
+                grads = self.backward_op(dout[0], x, gamma, out[1], out[2], out[3], self.cfg)
+            else:
+                grads = self.backward_op(dout[0], x, gamma, out[1], out[2], self.cfg)
+            return grads
+
+    class BlockedBatchNorm2d(_nn.Cell):
+        """Replaces an ``nn.BatchNorm2d`` and shares its four parameters; runs oneDNN's batch norm on plain or
+        blocked tensors. ``fuse="relu"`` returns ``ReLU(BN(x))`` in the same pass over memory.
+        Training: the batch's statistics, and the moving ones updated as MindSpore does
+        (``moving = (1 - momentum) * moving + momentum * batch``, with MindSpore's stored momentum and the unbiased
+        variance). Inference (``set_train(False)``): the moving statistics."""
+
+        def __init__(self, bn, fuse="none"):
+            super().__init__()
+            if not isinstance(bn, _nn.BatchNorm2d):
+                raise TypeError(f"BlockedBatchNorm2d replaces an nn.BatchNorm2d, got {type(bn).__name__}. "
+                                "Fix: pass the BatchNorm2d layer to replace.")
+            if bn.use_batch_statistics is not None:
+                raise ValueError(f"BlockedBatchNorm2d follows set_train() only; this layer has "
+                                 f"use_batch_statistics={bn.use_batch_statistics}. Fix: keep nn.BatchNorm2d here.")
+            if fuse not in _FUSE:
+                raise ValueError(f"fuse must be one of {sorted(_FUSE)}, got {fuse!r}. Fix: pick one of them.")
+            self.gamma, self.beta = bn.gamma, bn.beta
+            self.moving_mean, self.moving_variance = bn.moving_mean, bn.moving_variance
+            self.momentum = float(bn.momentum)  # MindSpore keeps 1 - momentum: the new batch's weight
+            self.num_features = bn.num_features
+            self.fuse = _FUSE[fuse]
+            self.norm = _NormTrain(float(bn.eps), self.fuse)
+            self.infer_op = _ops.Custom(f"{build()}:{_NORM_NAMES[self.fuse]}Infer",
+                                        out_shape=lambda x, *rest: x, out_dtype=lambda x, *rest: x, func_type="aot")
+
+        def construct(self, x):
+            if self.training:
+                outs = self.norm(x, self.gamma, self.beta)
+                count = x.size // self.num_features
+                mean = _ops.stop_gradient(outs[1])
+                var = _ops.stop_gradient(outs[2]) * (count / (count - 1))
+                _ops.assign(self.moving_mean, self.moving_mean * (1 - self.momentum) + mean * self.momentum)
+                _ops.assign(self.moving_variance, self.moving_variance * (1 - self.momentum) + var * self.momentum)
+                return outs[0]
+            return self.infer_op(x, self.gamma, self.beta, self.moving_mean, self.moving_variance, self.norm.cfg)
+
+    class AddReLU(_nn.Cell):
+        """``ReLU(a + r)`` in one pass, any layout; its bprop gives ``dy * (y > 0)`` to both inputs."""
+
+        def __init__(self):
+            super().__init__()
+            lib = str(build())
+            self.forward_op = _ops.Custom(f"{lib}:FastAddRelu", out_shape=lambda a, r: a, out_dtype=lambda a, r: a,
+                                          func_type="aot")
+            self.backward_op = _ops.Custom(f"{lib}:FastAddReluBackward", out_shape=lambda dy, y: dy,
+                                           out_dtype=lambda dy, y: dy, func_type="aot")
+
+        def construct(self, a, r):
+            if a.shape != r.shape:
+                raise ValueError(f"AddReLU needs two tensors of one shape, got {a.shape} and {r.shape}. "
+                                 "Fix: check the shortcut branch.")
+            return self.forward_op(a, r)
+
+        def bprop(self, a, r, out, dout):
+            g = self.backward_op(dout, out)
+            return g, g
+
+    class _PoolTrain(_nn.Cell):
+        """x -> (y, the winners' positions) with a hand-written bprop."""
+
+        def __init__(self, cfg):
+            super().__init__()
+            lib = str(build())
+            self.cfg = _ms.Tensor(np.array(cfg, np.int32))
+            self.forward_op = _ops.Custom(
+                f"{lib}:FastMaxPoolTrain", out_shape=lambda x, c: (_pooled(x, cfg), [_pool_workspace_bytes(x, cfg)]),
+                out_dtype=lambda x, c: (x, _ms.uint8), func_type="aot")
+            self.backward_op = _ops.Custom(f"{lib}:FastMaxPoolBackward", out_shape=lambda dy, ws, c, x: x,
+                                           out_dtype=lambda dy, ws, c, x: dy, func_type="aot")
+
+        def construct(self, x):
+            return self.forward_op(x, self.cfg)
+
+        def bprop(self, x, out, dout):
+            return (self.backward_op(dout[0], out[1], self.cfg, x),)
+
+    class BlockedMaxPool2d(_nn.Cell):
+        """Replaces an ``nn.MaxPool2d`` (square kernel, ``pad_mode="pad"`` or ``"valid"``) with oneDNN's max
+        pooling on plain or blocked tensors. MindSpore 2.10's CPU ``nn.MaxPool2d`` with padding runs
+        ``MaxPool3DWithArgmax`` (mindspore/nn/layer/pooling.py, ``MaxPool2d.__init__``)."""
+
+        def __init__(self, pool):
+            super().__init__()
+            if not isinstance(pool, _nn.MaxPool2d):
+                raise TypeError(f"BlockedMaxPool2d replaces an nn.MaxPool2d, got {type(pool).__name__}. "
+                                "Fix: pass the MaxPool2d layer to replace.")
+            k, s = pool.kernel_size, pool.stride
+            pads = tuple(pool.padding)[-2:] if pool.pad_mode == "PAD" else (0, 0)
+            problems = []
+            if not (isinstance(k, int) and isinstance(s, int)):
+                problems.append(f"kernel_size={k!r} and stride={s!r} (square ints only)")
+            if pool.pad_mode not in ("PAD", "VALID") or pads[0] != pads[1]:
+                problems.append(f"pad_mode={pool.pad_mode!r}, padding={pool.padding!r}")
+            if getattr(pool, "return_indices", False):
+                problems.append("return_indices=True")
+            if problems:
+                raise ValueError("BlockedMaxPool2d does not support " + ", ".join(problems)
+                                 + ". Fix: keep nn.MaxPool2d for this layer.")
+            self.cfg_list = [int(k), int(s), int(pads[0])]
+            self.train_fn = _PoolTrain(self.cfg_list)
+            self.infer_op = _ops.Custom(f"{build()}:FastMaxPoolInfer", out_shape=lambda x, c: _pooled(x, self.cfg_list),
+                                        out_dtype=lambda x, c: x, func_type="aot")
+
+        def construct(self, x):
+            if self.training:
+                return self.train_fn(x)[0]
+            return self.infer_op(x, self.train_fn.cfg)
+
+    class BlockedResidualBlock(_nn.Cell):
+        """A ResNet residual block (basic or bottleneck) on blocked tensors: BlockedConv2d layers, batch norms
+        fused with their ReLU, and the shortcut's Add fused with the final ReLU (``AddReLU``). Holds the original
+        block's Parameter objects under the same attribute names."""
+
+        def __init__(self, unit, block):
+            super().__init__()
+            # Setting a cell as an attribute prefixes its parameters' names with the attribute name (Cell.__setattr__
+            # -> update_parameters_name); the Parameter objects are shared, so their names are put back below.
+            names = [(param, param.name) for param in unit.get_parameters()]
+            convs = [n for n in ("conv1", "conv2", "conv3") if hasattr(unit, n)]
+            self.depth = len(convs)
+            for i, name in enumerate(convs, 1):
+                last = i == len(convs)
+                setattr(self, name, _blocked_copy(getattr(unit, name), block))
+                setattr(self, f"bn{i}", BlockedBatchNorm2d(getattr(unit, f"bn{i}"), "none" if last else "relu"))
+            self.add_relu = AddReLU()
+            self.down_sample = unit.down_sample
+            if unit.down_sample:
+                seq = unit.down_sample_layer
+                self.down_sample_layer = _nn.SequentialCell([_blocked_copy(seq[0], block),
+                                                             BlockedBatchNorm2d(seq[1])])
+            for param, name in names:
+                param.name = name
+
+        def construct(self, x):
+            identity = x
+            if self.down_sample:
+                identity = self.down_sample_layer(x)
+            out = self.bn1(self.conv1(x))
+            if self.depth == 2:
+                return self.add_relu(self.bn2(self.conv2(out)), identity)
+            out = self.bn2(self.conv2(out))
+            return self.add_relu(self.bn3(self.conv3(out)), identity)
 
 except ImportError:  # pragma: no cover - mindspore is a hard dependency of the course
     pass
@@ -279,11 +527,94 @@ def swap_convs(net):
             fast.weight = child.weight
             if child.has_bias:
                 fast.bias = child.bias
-            parent.insert_child_to_cell(name, fast)
-            if isinstance(parent, _nn.SequentialCell):
-                # SequentialCell.construct runs its own list, cell_list, which insert_child_to_cell leaves alone
-                # (mindspore/nn/layer/container.py, SequentialCell.construct); __setitem__ would rename the shared
-                # parameters, so the list is refreshed here instead.
-                parent.cell_list = list(parent._cells.values())
+            _replace(parent, name, fast)
             count += 1
+    return count
+
+
+def block_size() -> int:
+    """The channel block of the blocked layout: 16 when the kernels run AVX-512, else 8 (AVX2)."""
+    isa = backend()["isa"]
+    return 16 if isa.startswith("AVX-512") else 8
+
+
+def _blocked_copy(conv, block):
+    fast = BlockedConv2d(conv.in_channels, conv.out_channels, tuple(conv.kernel_size),
+                         stride=tuple(conv.stride)[-2:], pad_mode=conv.pad_mode, padding=conv.padding,
+                         has_bias=conv.has_bias, block=block)
+    fast.weight = conv.weight
+    if conv.has_bias:
+        fast.bias = conv.bias
+    return fast
+
+
+def _replace(parent, name, new):
+    """Put ``new`` in place of ``parent``'s child ``name``, keeping the names of the Parameters it shares."""
+    parent.insert_child_to_cell(name, new)
+    if isinstance(parent, _nn.SequentialCell):
+        # SequentialCell.construct runs its own list, cell_list, which insert_child_to_cell leaves alone
+        # (mindspore/nn/layer/container.py, SequentialCell.construct); __setitem__ would rename the shared
+        # parameters, so the list is refreshed here instead.
+        parent.cell_list = list(parent._cells.values())
+
+
+def _workspace_bytes(shape, fuse, eps):
+    import ctypes
+
+    lib = ctypes.CDLL(str(build()))
+    lib.FastNormWorkspaceBytes.restype = ctypes.c_int64
+    lib.FastNormWorkspaceBytes.argtypes = [ctypes.POINTER(ctypes.c_int64), ctypes.c_int, ctypes.c_int, ctypes.c_float]
+    dims = (ctypes.c_int64 * len(shape))(*shape)
+    size = lib.FastNormWorkspaceBytes(dims, len(shape), fuse, eps)
+    if size < 0:
+        raise RuntimeError(f"oneDNN refused a fused batch norm on shape {list(shape)}. Fix: use FastConv2d with "
+                           "nn.BatchNorm2d (swap_convs) for this network.")
+    return int(size)
+
+
+def _pooled(x, cfg):
+    k, s, p = cfg
+    return list(x[:2]) + [(x[2] + 2 * p - k) // s + 1, (x[3] + 2 * p - k) // s + 1] + list(x[4:])
+
+
+def _pool_workspace_bytes(shape, cfg):
+    import ctypes
+
+    lib = ctypes.CDLL(str(build()))
+    lib.FastPoolWorkspaceBytes.restype = ctypes.c_int64
+    lib.FastPoolWorkspaceBytes.argtypes = [ctypes.POINTER(ctypes.c_int64), ctypes.c_int, ctypes.POINTER(ctypes.c_int32)]
+    size = lib.FastPoolWorkspaceBytes((ctypes.c_int64 * len(shape))(*shape), len(shape), (ctypes.c_int32 * 3)(*cfg))
+    if size < 0:
+        raise RuntimeError(f"oneDNN refused a max pooling {cfg} on shape {list(shape)}. Fix: keep nn.MaxPool2d.")
+    return int(size)
+
+
+def block_resnet(net) -> int:
+    """Rewrite a ``course_lib.models.resnet`` ResNet in place so that activations stay in oneDNN's blocked
+    layout from the stem to the classifier: the stem's convolution becomes a ``BlockedConv2d`` and its batch
+    norm a ``BlockedBatchNorm2d`` fused with the ReLU; every residual block becomes a ``BlockedResidualBlock``.
+    Parameter objects are shared, so names, values and optimiser state stay the same. The max-pool becomes a
+    ``BlockedMaxPool2d``; the global average pool over (H, W) of a (N, C/B, H, W, B) tensor flattens to the
+    channels in order. Returns how many residual blocks were replaced."""
+    from course_lib.models.resnet import ResidualBlock, ResidualBlockBase, ResNet
+
+    if not isinstance(net, ResNet):
+        raise TypeError(f"block_resnet rewrites a course_lib.models.resnet.ResNet, got {type(net).__name__}. "
+                        "Fix: use swap_convs(net) for other networks.")
+    block = block_size()
+    names = [(param, param.name) for param in net.get_parameters()]
+    _replace(net, "conv1", _blocked_copy(net.conv1, block))
+    _replace(net, "bn1", BlockedBatchNorm2d(net.bn1, fuse="relu"))
+    _replace(net, "relu", _nn.Identity())  # the stem's ReLU now runs inside bn1
+    _replace(net, "maxpool", BlockedMaxPool2d(net.maxpool))
+    count = 0
+    for stage in (net.layer1, net.layer2, net.layer3, net.layer4):
+        for key, unit in list(stage.name_cells().items()):
+            if not isinstance(unit, (ResidualBlock, ResidualBlockBase)):
+                raise TypeError(f"block_resnet found a {type(unit).__name__} in a stage. Fix: use swap_convs.")
+            _replace(stage, key, BlockedResidualBlock(unit, block))
+            count += 1
+    for param, name in names:  # see BlockedResidualBlock: the shared Parameters keep the names they had
+        param.name = name
+    net.set_train(net.training)  # the new cells start in inference mode: give them the network's mode
     return count

@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <mutex>
 #include <string>
@@ -54,7 +55,13 @@ namespace {
   X(dnnl_stream_create) \
   X(dnnl_set_max_cpu_isa) \
   X(dnnl_get_effective_cpu_isa) \
-  X(dnnl_version)
+  X(dnnl_version) \
+  X(dnnl_pooling_forward_primitive_desc_create) \
+  X(dnnl_pooling_backward_primitive_desc_create) \
+  X(dnnl_memory_desc_get_size) \
+  X(dnnl_memory_desc_destroy) \
+  X(dnnl_batch_normalization_forward_primitive_desc_create) \
+  X(dnnl_batch_normalization_backward_primitive_desc_create)
 
 struct Api {
 #define X(f) decltype(&::f) f = nullptr;
@@ -143,6 +150,12 @@ Api &api() {
 #define dnnl_set_max_cpu_isa (api().dnnl_set_max_cpu_isa)
 #define dnnl_get_effective_cpu_isa (api().dnnl_get_effective_cpu_isa)
 #define dnnl_version (api().dnnl_version)
+#define dnnl_pooling_forward_primitive_desc_create (api().dnnl_pooling_forward_primitive_desc_create)
+#define dnnl_pooling_backward_primitive_desc_create (api().dnnl_pooling_backward_primitive_desc_create)
+#define dnnl_memory_desc_get_size (api().dnnl_memory_desc_get_size)
+#define dnnl_memory_desc_destroy (api().dnnl_memory_desc_destroy)
+#define dnnl_batch_normalization_forward_primitive_desc_create (api().dnnl_batch_normalization_forward_primitive_desc_create)
+#define dnnl_batch_normalization_backward_primitive_desc_create (api().dnnl_batch_normalization_backward_primitive_desc_create)
 
 class OmpPool : public dnnl::threadpool_interop::threadpool_iface {
  public:
@@ -184,29 +197,58 @@ Ctx *ctx() {
   return c;
 }
 
-// One cached entry per (kind, shapes, config): the conv primitive and the reorders around it.
-struct Entry {
-  dnnl_primitive_t conv = nullptr;
-  // md's chosen by oneDNN for the three operands (a = data in, b = weights, c = data out).
-  const_dnnl_memory_desc_t md[3] = {nullptr, nullptr, nullptr};
-  dnnl_memory_desc_t plain[3] = {nullptr, nullptr, nullptr};
-  dnnl_primitive_t reorder[3] = {nullptr, nullptr, nullptr};  // plain->chosen for inputs, chosen->plain for output
-  bool need[3] = {false, false, false};
-  dnnl_primitive_desc_t pd = nullptr;
+// ---- tensors as MindSpore passes them --------------------------------------------------------------------
+// A data tensor is plain NCHW (4-D) or *blocked* (5-D: N, C/B, H, W, B with B = 8 or 16, oneDNN's aBcd8b /
+// aBcd16b, "nChw8c" / "nChw16c"): channel c sits at [n, c / B, h, w, c % B]. Blocked tensors stay blocked
+// between FastConv2d, BatchNorm, ReLU and Add (the last two are MindSpore's elementwise ops), so no reorder is
+// needed between layers.
+struct Tensor {
+  int64_t dims[4];  // logical N, C, H, W
+  int block;        // 0 = plain NCHW, else B
 };
 
-std::mutex g_mu;
-std::map<std::string, Entry *> g_cache;
+bool tensor_of(int nd, const int64_t *shape, Tensor *t) {
+  if (nd == 4) {
+    for (int i = 0; i < 4; ++i) t->dims[i] = shape[i];
+    t->block = 0;
+    return true;
+  }
+  if (nd == 5 && (shape[4] == 8 || shape[4] == 16)) {
+    t->dims[0] = shape[0];
+    t->dims[1] = shape[1] * shape[4];
+    t->dims[2] = shape[2];
+    t->dims[3] = shape[3];
+    t->block = static_cast<int>(shape[4]);
+    return true;
+  }
+  return false;
+}
 
-void plain_md(dnnl_memory_desc_t *md, const int64_t *d) {
+void user_md(dnnl_memory_desc_t *md, const Tensor &t) {
+  const int64_t *d = t.dims;
   dnnl_dims_t dims = {d[0], d[1], d[2], d[3]};
-  dnnl_dims_t strides = {d[1] * d[2] * d[3], d[2] * d[3], d[3], 1};
-  dnnl_memory_desc_create_with_strides(md, 4, dims, dnnl_f32, strides);
+  if (t.block) {
+    dnnl_memory_desc_create_with_tag(md, 4, dims, dnnl_f32, t.block == 16 ? dnnl_aBcd16b : dnnl_aBcd8b);
+  } else {
+    dnnl_dims_t strides = {d[1] * d[2] * d[3], d[2] * d[3], d[3], 1};
+    dnnl_memory_desc_create_with_strides(md, 4, dims, dnnl_f32, strides);
+  }
 }
 
 void any_md(dnnl_memory_desc_t *md, const int64_t *d) {
   dnnl_dims_t dims = {d[0], d[1], d[2], d[3]};
   dnnl_memory_desc_create_with_tag(md, 4, dims, dnnl_f32, dnnl_format_tag_any);
+}
+
+void vector_md(dnnl_memory_desc_t *md, int64_t n) {
+  dnnl_dims_t dims = {n};
+  dnnl_memory_desc_create_with_tag(md, 1, dims, dnnl_f32, dnnl_a);
+}
+
+std::string key_of(const char *kind, std::initializer_list<int64_t> values) {
+  std::string k(kind);
+  for (int64_t v : values) k += "," + std::to_string(v);
+  return k;
 }
 
 // Resolve padding for an input of size n, kernel k, stride s.
@@ -232,21 +274,43 @@ void pads(const int32_t *cfg, const int64_t *x, const int64_t *w, int64_t *pl, i
   }
 }
 
-// kind 0 = forward (x, w -> y), 1 = backward data (dy, w -> dx), 2 = backward weights (dy, x -> dw)
-Entry *get_entry(int kind, const int64_t *xs, const int64_t *ws, const int64_t *ys, const int32_t *cfg) {
-  char key[512];
-  std::snprintf(key, sizeof key, "%d|%ld,%ld,%ld,%ld|%ld,%ld,%ld,%ld|%ld,%ld,%ld,%ld|%d,%d,%d,%d,%d,%d,%d", kind,
-                (long)xs[0], (long)xs[1], (long)xs[2], (long)xs[3], (long)ws[0], (long)ws[1], (long)ws[2],
-                (long)ws[3], (long)ys[0], (long)ys[1], (long)ys[2], (long)ys[3], cfg[0], cfg[1], cfg[2], cfg[3],
-                cfg[4], cfg[5], cfg[6]);
+// ---- convolution ----------------------------------------------------------------------------------------
+// One cached entry per (kind, shapes, layouts, config): the conv primitive and the reorders around it.
+struct Entry {
+  dnnl_primitive_t conv = nullptr;
+  // md's chosen by oneDNN for the three operands (a = data in, b = weights, c = data out).
+  const_dnnl_memory_desc_t md[3] = {nullptr, nullptr, nullptr};
+  dnnl_memory_desc_t user[3] = {nullptr, nullptr, nullptr};
+  dnnl_primitive_t reorder[3] = {nullptr, nullptr, nullptr};  // user->chosen for inputs, chosen->user for output
+  bool need[3] = {false, false, false};
+  dnnl_primitive_desc_t pd = nullptr;
+};
+
+std::mutex g_mu;
+std::map<std::string, Entry *> g_cache;
+
+// kind 0 = forward (x, w -> y), 1 = backward data (dy, w -> dx), 2 = backward weights (dy, x -> dw).
+// Plain data: oneDNN picks the layout (format_tag::any) and we reorder around the kernel. Blocked data: the
+// kernel must run on that layout, so the data operands are given as they are (only the weights are reordered).
+Entry *get_entry(int kind, const Tensor &xt, const int64_t *ws, const Tensor &yt, const int32_t *cfg) {
+  const int64_t *xs = xt.dims, *ys = yt.dims;
+  std::string key = key_of("conv", {kind, xs[0], xs[1], xs[2], xs[3], xt.block, ws[0], ws[1], ws[2], ws[3], ys[0],
+                                    ys[1], ys[2], ys[3], yt.block, cfg[0], cfg[1], cfg[2], cfg[3], cfg[4], cfg[5],
+                                    cfg[6]});
   std::lock_guard<std::mutex> lock(g_mu);
   auto it = g_cache.find(key);
   if (it != g_cache.end()) return it->second;
   Ctx *c = ctx();
+  const bool keep = xt.block || yt.block;
   dnnl_memory_desc_t xa, wa, ya, ba = nullptr;
-  any_md(&xa, xs);
+  if (keep) {
+    user_md(&xa, xt);
+    user_md(&ya, yt);
+  } else {
+    any_md(&xa, xs);
+    any_md(&ya, ys);
+  }
   any_md(&wa, ws);
-  any_md(&ya, ys);
   dnnl_dims_t strides = {cfg[0], cfg[1]}, dil = {0, 0}, pl, pr;
   int64_t l[2], r[2];
   pads(cfg, xs, ws, l, r);
@@ -257,35 +321,36 @@ Entry *get_entry(int kind, const int64_t *xs, const int64_t *ws, const int64_t *
     return nullptr;
   Entry *e = new Entry();
   dnnl_query_t q[3];
-  const int64_t *shp[3];
+  Tensor w4 = {{ws[0], ws[1], ws[2], ws[3]}, 0};
+  const Tensor *shp[3];
   if (kind == 0) {
     pd = fwd;
     q[0] = dnnl_query_src_md; q[1] = dnnl_query_weights_md; q[2] = dnnl_query_dst_md;
-    shp[0] = xs; shp[1] = ws; shp[2] = ys;
+    shp[0] = &xt; shp[1] = &w4; shp[2] = &yt;
   } else if (kind == 1) {
     if (dnnl_convolution_backward_data_primitive_desc_create(&pd, c->eng, dnnl_convolution_direct, xa, wa, ya, strides,
                                                              dil, pl, pr, fwd, nullptr) != dnnl_success)
       return nullptr;
     q[0] = dnnl_query_diff_dst_md; q[1] = dnnl_query_weights_md; q[2] = dnnl_query_diff_src_md;
-    shp[0] = ys; shp[1] = ws; shp[2] = xs;
+    shp[0] = &yt; shp[1] = &w4; shp[2] = &xt;
   } else {
     if (dnnl_convolution_backward_weights_primitive_desc_create(&pd, c->eng, dnnl_convolution_direct, xa, wa, nullptr,
                                                                 ya, strides, dil, pl, pr, fwd,
                                                                 nullptr) != dnnl_success)
       return nullptr;
     q[0] = dnnl_query_diff_dst_md; q[1] = dnnl_query_src_md; q[2] = dnnl_query_diff_weights_md;
-    shp[0] = ys; shp[1] = xs; shp[2] = ws;
+    shp[0] = &yt; shp[1] = &xt; shp[2] = &w4;
   }
   e->pd = pd;
   if (dnnl_primitive_create(&e->conv, pd) != dnnl_success) return nullptr;
   for (int i = 0; i < 3; ++i) {
     e->md[i] = dnnl_primitive_desc_query_md(pd, q[i], 0);
-    plain_md(&e->plain[i], shp[i]);
-    e->need[i] = !dnnl_memory_desc_equal(e->md[i], e->plain[i]);
+    user_md(&e->user[i], *shp[i]);
+    e->need[i] = !dnnl_memory_desc_equal(e->md[i], e->user[i]);
     if (e->need[i]) {
       dnnl_primitive_desc_t rpd;
-      const_dnnl_memory_desc_t from = i < 2 ? e->plain[i] : e->md[i];
-      const_dnnl_memory_desc_t to = i < 2 ? e->md[i] : e->plain[i];
+      const_dnnl_memory_desc_t from = i < 2 ? e->user[i] : e->md[i];
+      const_dnnl_memory_desc_t to = i < 2 ? e->md[i] : e->user[i];
       if (dnnl_reorder_primitive_desc_create(&rpd, from, c->eng, to, c->eng, nullptr) != dnnl_success) return nullptr;
       dnnl_primitive_create(&e->reorder[i], rpd);
       dnnl_primitive_desc_destroy(rpd);
@@ -301,25 +366,35 @@ int reorder(Ctx *c, dnnl_primitive_t r, dnnl_memory_t from, dnnl_memory_t to) {
   return 0;
 }
 
-int run(int kind, int nparam, void **params, int64_t **shapes) {
-  const int o = nparam - 1;  // the output is the last parameter (backward ops get one extra shape-only input)
+bool ready() {
   if (!api().ok) {
     std::fprintf(stderr, "fast_conv: %s\n", api().error);
-    return 1;
+    return false;
   }
+  return true;
+}
+
+int run(int kind, int nparam, void **params, int *ndims, int64_t **shapes) {
+  const int o = nparam - 1;  // the output is the last parameter (backward ops get one extra shape-only input)
+  if (!ready()) return 1;
   Ctx *c = ctx();
   const int32_t *cfg = static_cast<const int32_t *>(params[2]);
-  const int64_t *xs, *ws, *ys;
-  if (kind == 0) { xs = shapes[0]; ws = shapes[1]; ys = shapes[o]; }
-  else if (kind == 1) { ys = shapes[0]; ws = shapes[1]; xs = shapes[o]; }
-  else { ys = shapes[0]; xs = shapes[1]; ws = shapes[o]; }
-  if (getenv("FAST_CONV_DEBUG")) fprintf(stderr, "kind %d x %ld %ld %ld %ld w %ld %ld %ld %ld y %ld %ld %ld %ld cfg %d %d %d %d %d %d %d\n", kind, xs[0], xs[1], xs[2], xs[3], ws[0], ws[1], ws[2], ws[3], ys[0], ys[1], ys[2], ys[3], cfg[0], cfg[1], cfg[2], cfg[3], cfg[4], cfg[5], cfg[6]);
-  Entry *e = get_entry(kind, xs, ws, ys, cfg);
+  int xi, yi;
+  const int64_t *ws;
+  if (kind == 0) { xi = 0; ws = shapes[1]; yi = o; }
+  else if (kind == 1) { yi = 0; ws = shapes[1]; xi = o; }
+  else { yi = 0; xi = 1; ws = shapes[o]; }
+  Tensor xt, yt;
+  if (!tensor_of(ndims[xi], shapes[xi], &xt) || !tensor_of(ndims[yi], shapes[yi], &yt)) {
+    std::fprintf(stderr, "fast_conv: data tensors must be 4-D NCHW or 5-D blocked (N, C/B, H, W, B), B = 8 or 16\n");
+    return 1;
+  }
+  Entry *e = get_entry(kind, xt, ws, yt, cfg);
   if (!e) { std::fprintf(stderr, "fast_conv: oneDNN could not create the convolution primitive\n"); return 1; }
   void *user[3] = {params[0], params[1], params[o]};
   dnnl_memory_t um[3], km[3];
   for (int i = 0; i < 3; ++i) {
-    CHECK(dnnl_memory_create(&um[i], e->plain[i], c->eng, user[i]));
+    CHECK(dnnl_memory_create(&um[i], e->user[i], c->eng, user[i]));
     if (e->need[i]) {
       CHECK(dnnl_memory_create(&km[i], e->md[i], c->eng, DNNL_MEMORY_ALLOCATE));
       if (i < 2 && reorder(c, e->reorder[i], um[i], km[i])) return 1;
@@ -340,6 +415,281 @@ int run(int kind, int nparam, void **params, int64_t **shapes) {
     if (e->need[i]) dnnl_memory_destroy(km[i]);
     dnnl_memory_destroy(um[i]);
   }
+  return 0;
+}
+
+// ---- layout changes: plain NCHW <-> blocked ---------------------------------------------------------------
+int relayout(void **params, int *ndims, int64_t **shapes) {
+  if (!ready()) return 1;
+  Ctx *c = ctx();
+  Tensor a, b;
+  if (!tensor_of(ndims[0], shapes[0], &a) || !tensor_of(ndims[1], shapes[1], &b) ||
+      std::memcmp(a.dims, b.dims, sizeof a.dims) != 0) {
+    std::fprintf(stderr, "fast_conv: relayout needs the same N, C, H, W on both sides\n");
+    return 1;
+  }
+  std::string key = key_of("reorder", {a.dims[0], a.dims[1], a.dims[2], a.dims[3], a.block, b.block});
+  dnnl_primitive_t prim;
+  dnnl_memory_desc_t amd, bmd;
+  user_md(&amd, a);
+  user_md(&bmd, b);
+  {
+    static std::map<std::string, dnnl_primitive_t> cache;
+    std::lock_guard<std::mutex> lock(g_mu);
+    auto it = cache.find(key);
+    if (it == cache.end()) {
+      dnnl_primitive_desc_t rpd;
+      CHECK(dnnl_reorder_primitive_desc_create(&rpd, amd, c->eng, bmd, c->eng, nullptr));
+      CHECK(dnnl_primitive_create(&prim, rpd));
+      dnnl_primitive_desc_destroy(rpd);
+      cache[key] = prim;
+    } else {
+      prim = it->second;
+    }
+  }
+  dnnl_memory_t am, bm;
+  CHECK(dnnl_memory_create(&am, amd, c->eng, params[0]));
+  CHECK(dnnl_memory_create(&bm, bmd, c->eng, params[1]));
+  if (reorder(c, prim, am, bm)) return 1;
+  CHECK(dnnl_stream_wait(c->stream));
+  dnnl_memory_destroy(am);
+  dnnl_memory_destroy(bm);
+  dnnl_memory_desc_destroy(amd);
+  dnnl_memory_desc_destroy(bmd);
+  return 0;
+}
+
+// ---- batch normalization on plain or blocked tensors, optionally fused with ReLU --------------------------
+// fuse 0 = BN; 1 = ReLU(BN(x)). oneDNN applies the ReLU in the same pass over memory; training keeps a bit mask
+// of the ReLU ("workspace") for the backward. (oneDNN 3.2 has no CPU kernel for dnnl_fuse_norm_add_relu, so the
+// end of a residual block uses add_relu() below.)
+// kind 0 = training forward: (x, gamma, beta, cfg) -> (y, mean, biased variance, [workspace])
+// kind 1 = backward:         (dy, x, gamma, mean, variance, [workspace], cfg) -> (dx, dgamma, dbeta)
+// kind 2 = inference:        (x, gamma, beta, mean, variance, cfg) -> y, with the given (moving) statistics
+// [workspace] is there when fuse == 1. cfg is a float32 tensor [epsilon].
+struct Norm {
+  dnnl_primitive_t prim = nullptr;
+  dnnl_memory_desc_t data = nullptr, vec = nullptr;
+  const_dnnl_memory_desc_t workspace = nullptr;
+};
+
+std::map<std::string, Norm *> g_norm;
+
+unsigned fuse_flags(int fuse) {
+  return fuse == 1 ? dnnl_fuse_norm_relu : 0u;
+}
+
+Norm *norm_entry(int kind, int fuse, const Tensor &t, float eps) {
+  int32_t bits;
+  std::memcpy(&bits, &eps, sizeof eps);
+  std::string key = key_of("norm", {kind, fuse, t.dims[0], t.dims[1], t.dims[2], t.dims[3], t.block, bits});
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto it = g_norm.find(key);
+  if (it != g_norm.end()) return it->second;
+  Ctx *c = ctx();
+  Norm *n = new Norm();
+  user_md(&n->data, t);
+  vector_md(&n->vec, t.dims[1]);
+  const unsigned flags = dnnl_use_scale | dnnl_use_shift | fuse_flags(fuse);
+  dnnl_primitive_desc_t fwd = nullptr, pd = nullptr;
+  if (kind == 2) {
+    if (dnnl_batch_normalization_forward_primitive_desc_create(&pd, c->eng, dnnl_forward_inference, n->data, n->data,
+                                                               eps, flags | dnnl_use_global_stats,
+                                                               nullptr) != dnnl_success)
+      return nullptr;
+  } else {
+    if (dnnl_batch_normalization_forward_primitive_desc_create(&fwd, c->eng, dnnl_forward_training, n->data, n->data,
+                                                               eps, flags, nullptr) != dnnl_success)
+      return nullptr;
+    if (kind == 0) {
+      pd = fwd;
+    } else if (dnnl_batch_normalization_backward_primitive_desc_create(&pd, c->eng, dnnl_backward, n->data, n->data,
+                                                                      n->data, eps, flags, fwd,
+                                                                      nullptr) != dnnl_success) {
+      return nullptr;
+    }
+  }
+  if (dnnl_primitive_create(&n->prim, pd) != dnnl_success) return nullptr;
+  if (fuse && kind != 2) n->workspace = dnnl_primitive_desc_query_md(pd, dnnl_query_workspace_md, 0);
+  g_norm[key] = n;
+  return n;
+}
+
+int norm(int kind, int fuse, void **params, int *ndims, int64_t **shapes) {
+  if (!ready()) return 1;
+  Ctx *c = ctx();
+  Tensor t;
+  if (!tensor_of(ndims[0], shapes[0], &t)) {
+    std::fprintf(stderr, "fast_conv: batch norm needs a 4-D NCHW or 5-D blocked tensor\n");
+    return 1;
+  }
+  enum Kind { DATA, VEC, WS };
+  struct Arg { int arg; Kind what; };
+  std::vector<Arg> in, out;  // in the order of the parameters; cfg sits between the inputs and the outputs
+  if (kind == 0) {
+    in = {{DNNL_ARG_SRC, DATA}, {DNNL_ARG_SCALE, VEC}, {DNNL_ARG_SHIFT, VEC}};
+    out = {{DNNL_ARG_DST, DATA}, {DNNL_ARG_MEAN, VEC}, {DNNL_ARG_VARIANCE, VEC}};
+    if (fuse) out.push_back({DNNL_ARG_WORKSPACE, WS});
+  } else if (kind == 1) {
+    in = {{DNNL_ARG_DIFF_DST, DATA}, {DNNL_ARG_SRC, DATA}, {DNNL_ARG_SCALE, VEC}, {DNNL_ARG_MEAN, VEC},
+          {DNNL_ARG_VARIANCE, VEC}};
+    if (fuse) in.push_back({DNNL_ARG_WORKSPACE, WS});
+    out = {{DNNL_ARG_DIFF_SRC, DATA}, {DNNL_ARG_DIFF_SCALE, VEC}, {DNNL_ARG_DIFF_SHIFT, VEC}};
+  } else {
+    in = {{DNNL_ARG_SRC, DATA}, {DNNL_ARG_SCALE, VEC}, {DNNL_ARG_SHIFT, VEC}, {DNNL_ARG_MEAN, VEC},
+          {DNNL_ARG_VARIANCE, VEC}};
+    out = {{DNNL_ARG_DST, DATA}};
+  }
+  const int cfg_at = static_cast<int>(in.size());
+  const float eps = static_cast<const float *>(params[cfg_at])[0];
+  Norm *n = norm_entry(kind, fuse, t, eps);
+  if (!n) { std::fprintf(stderr, "fast_conv: oneDNN could not create the batch-norm primitive\n"); return 1; }
+  std::vector<dnnl_exec_arg_t> args;
+  std::vector<dnnl_memory_t> mems;
+  for (size_t i = 0; i < in.size() + out.size(); ++i) {
+    const Arg &a = i < in.size() ? in[i] : out[i - in.size()];
+    const int at = i < in.size() ? static_cast<int>(i) : static_cast<int>(i) + 1;  // skip cfg
+    const_dnnl_memory_desc_t md = a.what == DATA ? n->data : a.what == VEC ? n->vec : n->workspace;
+    dnnl_memory_t m;
+    CHECK(dnnl_memory_create(&m, md, c->eng, params[at]));
+    mems.push_back(m);
+    args.push_back({a.arg, m});
+  }
+  CHECK(dnnl_primitive_execute(n->prim, c->stream, static_cast<int>(args.size()), args.data()));
+  CHECK(dnnl_stream_wait(c->stream));
+  for (dnnl_memory_t m : mems) dnnl_memory_destroy(m);
+  return 0;
+}
+
+// Bytes of the ReLU mask that training with fuse == 1 keeps for the backward pass; -1 if oneDNN refuses.
+int64_t norm_workspace_bytes(const int64_t *shape, int nd, int fuse, float eps) {
+  Tensor t;
+  if (!ready() || !tensor_of(nd, shape, &t)) return -1;
+  Norm *n = norm_entry(0, fuse, t, eps);
+  if (!n || !n->workspace) return -1;
+  return static_cast<int64_t>(dnnl_memory_desc_get_size(n->workspace));
+}
+
+// ---- max pooling on plain or blocked tensors --------------------------------------------------------------
+// cfg is an int32 tensor [kernel, stride, padding] (square; padding on every side; floor rounding, padded cells
+// never win, as MindSpore's and PyTorch's max-pool). Training keeps the winners' positions ("workspace").
+// kind 0 = training forward: (x, cfg) -> (y, workspace); 1 = backward: (dy, workspace, cfg, x) -> dx (x for its
+// shape only); 2 = inference: (x, cfg) -> y.
+struct Pool {
+  dnnl_primitive_t prim = nullptr;
+  dnnl_memory_desc_t src = nullptr, dst = nullptr;
+  const_dnnl_memory_desc_t workspace = nullptr;
+};
+
+std::map<std::string, Pool *> g_pool;
+
+Pool *pool_entry(int kind, const Tensor &xt, const int32_t *cfg) {
+  const int64_t k = cfg[0], s = cfg[1], p = cfg[2];
+  std::string key = key_of("pool", {kind, xt.dims[0], xt.dims[1], xt.dims[2], xt.dims[3], xt.block, k, s, p});
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto it = g_pool.find(key);
+  if (it != g_pool.end()) return it->second;
+  Ctx *c = ctx();
+  Pool *e = new Pool();
+  Tensor yt = xt;
+  int64_t pr[2];
+  for (int i = 0; i < 2; ++i) {
+    const int64_t n = xt.dims[2 + i], out = (n + 2 * p - k) / s + 1;
+    yt.dims[2 + i] = out;
+    pr[i] = (out - 1) * s + k - n - p;
+  }
+  user_md(&e->src, xt);
+  user_md(&e->dst, yt);
+  dnnl_dims_t strides = {s, s}, kernel = {k, k}, dil = {0, 0}, pl = {p, p}, pright = {pr[0], pr[1]};
+  dnnl_primitive_desc_t fwd = nullptr, pd = nullptr;
+  if (dnnl_pooling_forward_primitive_desc_create(&fwd, c->eng, kind == 2 ? dnnl_forward_inference
+                                                                           : dnnl_forward_training,
+                                                 dnnl_pooling_max, e->src, e->dst, strides, kernel, dil, pl, pright,
+                                                 nullptr) != dnnl_success)
+    return nullptr;
+  if (kind == 1) {
+    if (dnnl_pooling_backward_primitive_desc_create(&pd, c->eng, dnnl_pooling_max, e->src, e->dst, strides, kernel,
+                                                    dil, pl, pright, fwd, nullptr) != dnnl_success)
+      return nullptr;
+  } else {
+    pd = fwd;
+  }
+  if (dnnl_primitive_create(&e->prim, pd) != dnnl_success) return nullptr;
+  if (kind != 2) e->workspace = dnnl_primitive_desc_query_md(pd, dnnl_query_workspace_md, 0);
+  g_pool[key] = e;
+  return e;
+}
+
+int pool(int kind, int nparam, void **params, int *ndims, int64_t **shapes) {
+  if (!ready()) return 1;
+  Ctx *c = ctx();
+  const int o = nparam - 1;
+  const int xi = kind == 1 ? 3 : 0, cfg_at = kind == 1 ? 2 : 1;
+  Tensor xt;
+  if (!tensor_of(ndims[xi], shapes[xi], &xt)) {
+    std::fprintf(stderr, "fast_conv: max pooling needs a 4-D NCHW or 5-D blocked tensor\n");
+    return 1;
+  }
+  Pool *e = pool_entry(kind, xt, static_cast<const int32_t *>(params[cfg_at]));
+  if (!e) { std::fprintf(stderr, "fast_conv: oneDNN could not create the pooling primitive\n"); return 1; }
+  std::vector<std::pair<int, std::pair<const_dnnl_memory_desc_t, void *>>> list;
+  if (kind == 0) {
+    list = {{DNNL_ARG_SRC, {e->src, params[0]}}, {DNNL_ARG_DST, {e->dst, params[2]}},
+            {DNNL_ARG_WORKSPACE, {e->workspace, params[3]}}};
+  } else if (kind == 1) {
+    list = {{DNNL_ARG_DIFF_DST, {e->dst, params[0]}}, {DNNL_ARG_WORKSPACE, {e->workspace, params[1]}},
+            {DNNL_ARG_DIFF_SRC, {e->src, params[o]}}};
+  } else {
+    list = {{DNNL_ARG_SRC, {e->src, params[0]}}, {DNNL_ARG_DST, {e->dst, params[o]}}};
+  }
+  std::vector<dnnl_exec_arg_t> args;
+  for (auto &a : list) {
+    dnnl_memory_t m;
+    CHECK(dnnl_memory_create(&m, a.second.first, c->eng, a.second.second));
+    args.push_back({a.first, m});
+  }
+  CHECK(dnnl_primitive_execute(e->prim, c->stream, static_cast<int>(args.size()), args.data()));
+  CHECK(dnnl_stream_wait(c->stream));
+  for (auto &a : args) dnnl_memory_destroy(a.memory);
+  return 0;
+}
+
+int64_t pool_workspace_bytes(const int64_t *shape, int nd, const int32_t *cfg) {
+  Tensor t;
+  if (!ready() || !tensor_of(nd, shape, &t)) return -1;
+  Pool *e = pool_entry(0, t, cfg);
+  if (!e || !e->workspace) return -1;
+  return static_cast<int64_t>(dnnl_memory_desc_get_size(e->workspace));
+}
+
+// ---- the end of a residual block: y = ReLU(a + r), and its gradient g = dy * (y > 0) for both a and r --------
+// Elementwise, so the layout does not matter (a, r, y have the same shape). OpenMP threads, like oneDNN's.
+int64_t elements(int nd, const int64_t *shape) {
+  int64_t n = 1;
+  for (int i = 0; i < nd; ++i) n *= shape[i];
+  return n;
+}
+
+int add_relu(void **params, int *ndims, int64_t **shapes) {
+  const float *a = static_cast<const float *>(params[0]);
+  const float *r = static_cast<const float *>(params[1]);
+  float *y = static_cast<float *>(params[2]);
+  const int64_t n = elements(ndims[0], shapes[0]);
+#pragma omp parallel for simd schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = a[i] + r[i];
+    y[i] = v > 0.f ? v : 0.f;
+  }
+  return 0;
+}
+
+int add_relu_backward(void **params, int *ndims, int64_t **shapes) {
+  const float *dy = static_cast<const float *>(params[0]);
+  const float *y = static_cast<const float *>(params[1]);
+  float *g = static_cast<float *>(params[2]);
+  const int64_t n = elements(ndims[0], shapes[0]);
+#pragma omp parallel for simd schedule(static)
+  for (int64_t i = 0; i < n; ++i) g[i] = y[i] > 0.f ? dy[i] : 0.f;
   return 0;
 }
 
@@ -364,16 +714,66 @@ int FastConvInfo(char *buf, int size) {
 // Forward: (x, w, cfg) -> y
 int FastConvForward(int nparam, void **params, int *ndims, int64_t **shapes, const char **dtypes, void *stream,
                     void *extra) {
-  return run(0, nparam, params, shapes);
+  return run(0, nparam, params, ndims, shapes);
 }
 // Backward data: (dy, w, cfg, x) -> dx   (x is read for its shape only)
 int FastConvBackwardData(int nparam, void **params, int *ndims, int64_t **shapes, const char **dtypes, void *stream,
                          void *extra) {
-  return run(1, nparam, params, shapes);
+  return run(1, nparam, params, ndims, shapes);
 }
 // Backward weights: (dy, x, cfg, w) -> dw   (w is read for its shape only)
 int FastConvBackwardWeights(int nparam, void **params, int *ndims, int64_t **shapes, const char **dtypes,
                             void *stream, void *extra) {
-  return run(2, nparam, params, shapes);
+  return run(2, nparam, params, ndims, shapes);
+}
+// Layout change: (x) -> y, plain NCHW to blocked or back (the output's shape says which).
+int FastRelayout(int nparam, void **params, int *ndims, int64_t **shapes, const char **dtypes, void *stream,
+                 void *extra) {
+  return relayout(params, ndims, shapes);
+}
+// Batch norm (see norm() for the parameters of each kind and fusion).
+#define NORM_EXPORT(name, kind, fuse)                                                                      \
+  int name(int nparam, void **params, int *ndims, int64_t **shapes, const char **dtypes, void *stream,  \
+           void *extra) {                                                                                \
+    return norm(kind, fuse, params, ndims, shapes);                                                      \
+  }
+NORM_EXPORT(FastNormTrain, 0, 0)
+NORM_EXPORT(FastNormBackward, 1, 0)
+NORM_EXPORT(FastNormInfer, 2, 0)
+NORM_EXPORT(FastNormReluTrain, 0, 1)
+NORM_EXPORT(FastNormReluBackward, 1, 1)
+NORM_EXPORT(FastNormReluInfer, 2, 1)
+
+// (a, r) -> ReLU(a + r)
+int FastAddRelu(int nparam, void **params, int *ndims, int64_t **shapes, const char **dtypes, void *stream,
+                void *extra) {
+  return add_relu(params, ndims, shapes);
+}
+// (dy, y) -> dy * (y > 0), the gradient for both a and r
+int FastAddReluBackward(int nparam, void **params, int *ndims, int64_t **shapes, const char **dtypes, void *stream,
+                        void *extra) {
+  return add_relu_backward(params, ndims, shapes);
+}
+
+// Max pooling (see pool() for the parameters of each kind)
+int FastMaxPoolTrain(int nparam, void **params, int *ndims, int64_t **shapes, const char **dtypes, void *stream,
+                     void *extra) {
+  return pool(0, nparam, params, ndims, shapes);
+}
+int FastMaxPoolBackward(int nparam, void **params, int *ndims, int64_t **shapes, const char **dtypes, void *stream,
+                        void *extra) {
+  return pool(1, nparam, params, ndims, shapes);
+}
+int FastMaxPoolInfer(int nparam, void **params, int *ndims, int64_t **shapes, const char **dtypes, void *stream,
+                     void *extra) {
+  return pool(2, nparam, params, ndims, shapes);
+}
+int64_t FastPoolWorkspaceBytes(const int64_t *shape, int nd, const int32_t *cfg) {
+  return pool_workspace_bytes(shape, nd, cfg);
+}
+
+// For Python (ctypes), at graph-build time: the size of the training workspace (the ReLU mask).
+int64_t FastNormWorkspaceBytes(const int64_t *shape, int nd, int fuse, float eps) {
+  return norm_workspace_bytes(shape, nd, fuse, eps);
 }
 }
