@@ -85,14 +85,19 @@ def _env(**settings):
     return env
 
 
-def _run(tmp_path, cases=CASES, modes=("pynative",), **settings):
-    """Run RUNNER in a fresh Python; returns (report, oneDNN verbose lines, the whole output)."""
+def _launch(tmp_path, cases, modes, settings):
     report_path, script = tmp_path / "report.json", tmp_path / "run_fast_conv.py"
     script.write_text(RUNNER, encoding="utf-8")  # a file, not -c: graph mode reads the source of what it compiles
     command = [sys.executable, "-X", "faulthandler", str(script), str(report_path), json.dumps(cases),
                json.dumps(modes)]
     proc = subprocess.run(command, cwd=tmp_path, env=_env(**settings), capture_output=True, text=True,
                           encoding="utf-8", errors="replace")
+    return proc, report_path
+
+
+def _run(tmp_path, cases=CASES, modes=("pynative",), **settings):
+    """Run RUNNER in a fresh Python; returns (report, oneDNN verbose lines, the whole output)."""
+    proc, report_path = _launch(tmp_path, cases, modes, settings)
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, f"exit status {proc.returncode}:\n{output[-4000:]}"
     verbose = [line for line in output.splitlines() if line.startswith("onednn_verbose,")]
@@ -293,9 +298,14 @@ def test_bogus_fast_conv_max_cpu_isa_is_named(monkeypatch):
     "but fast_conv.cc's isa_from_env only upper-cases it, so ' avx2' passes the Python check and every kernel then "
     "fails with MindSpore's bare 'Return value from CPU AOT kernel(...) is 1' (the reason goes to C stderr only)"))
 def test_a_fast_conv_max_cpu_isa_that_build_accepts_runs(tmp_path):
-    """A value build() lets through must work in the kernels too (here: a stray space, as a shell script may leave)."""
-    report, _, _ = _run(tmp_path, CASES[:1], FAST_CONV_ONEDNN="private", FAST_CONV_MAX_CPU_ISA=" avx2",
-                        ONEDNN_VERBOSE=None)
+    """A value is refused by build() with the reason, or works in the kernels too (here: a stray space, as a shell
+    script may leave); never accepted by one and refused by the other."""
+    settings = {"FAST_CONV_ONEDNN": "private", "FAST_CONV_MAX_CPU_ISA": " avx2", "ONEDNN_VERBOSE": None}
+    proc, report_path = _launch(tmp_path, CASES[:1], ["pynative"], settings)
+    if proc.returncode != 0:
+        assert "ValueError: FAST_CONV_MAX_CPU_ISA" in proc.stderr and "' avx2'" in proc.stderr, proc.stderr[-3000:]
+        return
+    report = json.loads(report_path.read_text(encoding="utf-8"))
     assert report["backend"]["isa"] == "AVX2", report["backend"]
     _assert_matches_nn_conv2d(report, CASES[:1])
 
