@@ -171,7 +171,7 @@ def test_blocked_conv_matches_nn_conv2d(case, blocked_input, pynative):
     cout = 2 * B
     padding = k // 2 if pad_mode == "pad" else 0
     has_bias = k != 1  # both branches: the bias is added in the blocked layout
-    # One input size per case: see test_layers_on_one_input_shape_keep_their_own_output_shapes for why.
+    # One input size per case: see the test_*_on_one_input_shape_* tests for why.
     size = 9 + 3 * (s - 1) + ("pad", "same", "valid").index(pad_mode)  # "same" with stride 2 gets 13: uneven pads
     stock = nn.Conv2d(cin, cout, k, stride=s, pad_mode=pad_mode, padding=padding, has_bias=has_bias)
     fast = BlockedConv2d(cin, cout, k, stride=s, pad_mode=pad_mode, padding=padding, has_bias=has_bias)
@@ -309,7 +309,7 @@ def test_add_relu_matches_relu_of_sum(shape, mode):
 @pytest.mark.parametrize("pad_mode", ["pad", "valid"])
 def test_blocked_max_pool_matches_nn_maxpool2d(pad_mode, blocked_input, mode):
     rng = np.random.default_rng(7)
-    shape = (2, B, 9, 10) if pad_mode == "pad" else (2, B, 10, 9)  # see test_layers_on_one_input_shape_...
+    shape = (2, B, 9, 10) if pad_mode == "pad" else (2, B, 10, 9)  # see test_*_on_one_input_shape_*
     # a permutation of distinct values, half of them negative: the maximum is unique and padding must not win
     x = ms.Tensor((rng.permutation(int(np.prod(shape))).reshape(shape) - np.prod(shape) / 2).astype(np.float32))
     if pad_mode == "pad":
@@ -353,7 +353,7 @@ def _randomize(net, seed):
 
 
 # kind, in, out, stride, blocked input (an identity shortcut adds the input as it is, so it must be blocked), size.
-# Identity blocks get another size: see test_layers_on_one_input_shape_keep_their_own_output_shapes.
+# Identity blocks get another size: see the test_*_on_one_input_shape_* tests.
 BLOCK_CASES = {
     "basic_down_plain_in": (ResidualBlockBase, 64, 128, 2, False, 16),
     "basic_down_blocked_in": (ResidualBlockBase, 64, 128, 2, True, 16),
@@ -393,24 +393,33 @@ def test_blocked_residual_block_matches_the_stock_one(case, mode):
     _close(wrapped(x).asnumpy(), stock(x).asnumpy(), "eval output")
 
 
-def test_layers_on_one_input_shape_keep_their_own_output_shapes(mode):
-    """Two layers that differ only in stride or padding, called on inputs of one shape, give their own outputs.
-    (PYNATIVE caches a Custom op's inferred output shape by op name and input shapes; an output shape computed from
-    a closure, not from an attribute MindSpore sees, is then taken from the first layer.)"""
-    rng = np.random.default_rng(10)
-    x = _tensor(rng, 2, B, 11, 11)
+# PYNATIVE caches a Custom op's inferred output shape by op name and input shapes. An output shape computed from a
+# closure (stride, padding, block), not from anything MindSpore sees, is then taken from the first layer called.
+
+
+def test_convs_on_one_input_shape_keep_their_own_output_shapes(mode):
+    x = _tensor(np.random.default_rng(10), 2, B, 11, 11)
     for stride in (1, 2):
         stock = nn.Conv2d(B, B, 3, stride=stride, pad_mode="pad", padding=1)
         fast = BlockedConv2d(B, B, 3, stride=stride, pad_mode="pad", padding=1)
         fast.weight.set_data(stock.weight.data.copy())
         _close(ToPlain(B)(fast(x)).asnumpy(), stock(x).asnumpy(), f"conv stride {stride}")
+
+
+def test_pools_on_one_input_shape_keep_their_own_output_shapes(mode):
+    x = _tensor(np.random.default_rng(11), 2, B, 11, 11)
     for stock in (nn.MaxPool2d(3, 2, pad_mode="pad", padding=1), nn.MaxPool2d(3, 2, pad_mode="valid")):
         pool = BlockedMaxPool2d(stock)
         for train in (True, False):
             stock.set_train(train)
             pool.set_train(train)
-            np.testing.assert_array_equal(pool(x).asnumpy(), stock(x).asnumpy())
-    plain = rng.standard_normal((2, 16, 3, 3)).astype(np.float32)
+            got, expected = pool(x).asnumpy(), stock(x).asnumpy()
+            assert got.shape == expected.shape, (stock.pad_mode, train, got.shape, expected.shape)
+            np.testing.assert_array_equal(got, expected)
+
+
+def test_relayouts_on_one_input_shape_keep_their_own_block(mode):
+    plain = np.random.default_rng(12).standard_normal((2, 16, 3, 3)).astype(np.float32)
     for block in (16, 8):
         got = ToBlocked(block)(ms.Tensor(plain)).asnumpy()
         np.testing.assert_array_equal(got, plain.reshape(2, 16 // block, block, 3, 3).transpose(0, 1, 3, 4, 2))
