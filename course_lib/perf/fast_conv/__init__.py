@@ -196,6 +196,13 @@ try:
     from mindspore import nn as _nn
     from mindspore import ops as _ops
 
+    def _keyed(op, config):
+        """PyNative mode caches a Custom op's output shape by op name and input shapes; our shapes also depend
+        on the layer's config (stride, padding, block), held in a Python closure the cache cannot see. A primitive
+        attribute is part of the key, so two layers with different configs never share a cached shape."""
+        op.add_prim_attr("fast_conv_config", str(config))
+        return op
+
     class _ConvFunction(_nn.Cell):
         """x, w -> conv(x, w) with a hand-written bprop; holds no parameters."""
 
@@ -213,8 +220,8 @@ try:
                     return [x[0], w[0] // block, h, wd, block]
                 return [x[0], w[0], h, wd]
 
-            self.forward_op = _ops.Custom(f"{lib}:FastConvForward", out_shape=y_shape,
-                                          out_dtype=lambda x, w, c: x, func_type="aot")
+            self.forward_op = _keyed(_ops.Custom(f"{lib}:FastConvForward", out_shape=y_shape,
+                                                 out_dtype=lambda x, w, c: x, func_type="aot"), (cfg, block))
             # backward data: (dy, w, cfg, x) -> dx ; x is passed only so the kernel knows dx's shape.
             self.data_op = _ops.Custom(f"{lib}:FastConvBackwardData", out_shape=lambda dy, w, c, x: x,
                                        out_dtype=lambda dy, w, c, x: dy, func_type="aot")
@@ -297,12 +304,12 @@ try:
             super().__init__()
             lib = str(build())
             self.block = block
-            self.to_blocked = _ops.Custom(
+            self.to_blocked = _keyed(_ops.Custom(
                 f"{lib}:FastRelayout", out_shape=lambda x: [x[0], x[1] // block, x[2], x[3], block],
-                out_dtype=lambda x: x, func_type="aot")
-            self.to_plain = _ops.Custom(
+                out_dtype=lambda x: x, func_type="aot"), ("to_blocked", block))
+            self.to_plain = _keyed(_ops.Custom(
                 f"{lib}:FastRelayout", out_shape=lambda x: [x[0], x[1] * x[4], x[2], x[3]],
-                out_dtype=lambda x: x, func_type="aot")
+                out_dtype=lambda x: x, func_type="aot"), ("to_plain", block))
 
     class ToBlocked(_Relayout):
         """(N, C, H, W) -> (N, C/B, H, W, B)."""
@@ -428,9 +435,9 @@ try:
             super().__init__()
             lib = str(build())
             self.cfg = _ms.Tensor(np.array(cfg, np.int32))
-            self.forward_op = _ops.Custom(
+            self.forward_op = _keyed(_ops.Custom(
                 f"{lib}:FastMaxPoolTrain", out_shape=lambda x, c: (_pooled(x, cfg), [_pool_workspace_bytes(x, cfg)]),
-                out_dtype=lambda x, c: (x, _ms.uint8), func_type="aot")
+                out_dtype=lambda x, c: (x, _ms.uint8), func_type="aot"), cfg)
             self.backward_op = _ops.Custom(f"{lib}:FastMaxPoolBackward", out_shape=lambda dy, ws, c, x: x,
                                            out_dtype=lambda dy, ws, c, x: dy, func_type="aot")
 
@@ -456,7 +463,7 @@ try:
             if not (isinstance(k, int) and isinstance(s, int)):
                 problems.append(f"kernel_size={k!r} and stride={s!r} (square ints only)")
             if pool.pad_mode not in ("PAD", "VALID") or pads[0] != pads[1]:
-                problems.append(f"pad_mode={pool.pad_mode!r}, padding={pool.padding!r}")
+                problems.append(f"pad_mode={pool.pad_mode!r}, padding={getattr(pool, 'padding', 0)!r}")
             if getattr(pool, "return_indices", False):
                 problems.append("return_indices=True")
             if problems:
@@ -464,8 +471,9 @@ try:
                                  + ". Fix: keep nn.MaxPool2d for this layer.")
             self.cfg_list = [int(k), int(s), int(pads[0])]
             self.train_fn = _PoolTrain(self.cfg_list)
-            self.infer_op = _ops.Custom(f"{build()}:FastMaxPoolInfer", out_shape=lambda x, c: _pooled(x, self.cfg_list),
-                                        out_dtype=lambda x, c: x, func_type="aot")
+            self.infer_op = _keyed(_ops.Custom(f"{build()}:FastMaxPoolInfer",
+                                               out_shape=lambda x, c: _pooled(x, self.cfg_list),
+                                               out_dtype=lambda x, c: x, func_type="aot"), self.cfg_list)
 
         def construct(self, x):
             if self.training:
