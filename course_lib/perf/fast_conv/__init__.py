@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from course_lib import paths
+from course_lib.i18n import _
 
 SOURCE = Path(__file__).resolve().parent / "fast_conv.cc"
 _MODES = {"pad": 0, "same": 1, "valid": 2}
@@ -41,7 +42,8 @@ MAX_ISA_NAMES = ("SSE41", "AVX", "AVX2", "AVX2_VNNI", "AVX512_CORE", "AVX512_COR
 def _site_dir(module: str) -> Path:
     spec = importlib.util.find_spec(module)
     if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError(f"FastConv2d needs the '{module}' package installed; it was not found.")
+        raise RuntimeError(_("FastConv2d needs the '{module}' package installed; it was not found.").format(
+            module=module))
     return Path(list(spec.submodule_search_locations)[0])
 
 
@@ -77,18 +79,19 @@ def _include_dir() -> Path:
     for cand in candidates:
         if (cand / "oneapi" / "dnnl" / "dnnl.h").is_file():
             return cand
-    raise RuntimeError(
+    raise RuntimeError(_(
         "FastConv2d needs oneDNN's C headers (oneapi/dnnl/dnnl.h) to compile its kernels; none were found "
-        f"(looked in: {[str(c) for c in candidates] or 'nothing'}). Fix: `python course.py fast-conv` installs "
+        "(looked in: {candidates}). Fix: `python course.py fast-conv` installs "
         "the private oneDNN with its headers (requirements-fast-conv.txt), or install torch as pinned in "
         "requirements, or set FAST_CONV_DNNL_INCLUDE to a folder holding oneapi/dnnl/."
-    )
+    ).format(candidates=[str(c) for c in candidates] or _("nothing")))
 
 
 def _mindspore_dnnl() -> Path:
     lib = _site_dir("mindspore") / "lib" / "libdnnl.so.3"
     if not lib.is_file():
-        raise RuntimeError(f"FastConv2d links to MindSpore's own oneDNN, but {lib.name} is not in mindspore/lib.")
+        raise RuntimeError(_("FastConv2d links to MindSpore's own oneDNN, but {lib_name} is not in "
+                             "mindspore/lib.").format(lib_name=lib.name))
     return lib
 
 
@@ -97,15 +100,16 @@ def onednn_choice() -> str:
     installed, else "mindspore" (MindSpore's own copy, capped by ONEDNN_MAX_CPU_ISA). FAST_CONV_ONEDNN forces one."""
     want = os.environ.get("FAST_CONV_ONEDNN", "").strip().lower()
     if want not in ("", "private", "mindspore"):
-        raise ValueError(f"FAST_CONV_ONEDNN must be 'private' or 'mindspore', got {want!r}. "
-                         "Fix: unset it, or set one of the two.")
+        raise ValueError(_("FAST_CONV_ONEDNN must be 'private' or 'mindspore', got {want!r}. "
+                           "Fix: unset it, or set one of the two.").format(want=want))
     if want == "mindspore":
         return "mindspore"
     if private_onednn() is None:
         if want == "private":
-            raise RuntimeError("FAST_CONV_ONEDNN=private, but the private oneDNN wheels "
-                               f"({', '.join(PRIVATE_PACKAGES)}) are not installed. Fix: `python course.py "
-                               "fast-conv` installs them (Linux x86-64 only), or unset FAST_CONV_ONEDNN.")
+            raise RuntimeError(_("FAST_CONV_ONEDNN=private, but the private oneDNN wheels "
+                                 "({packages}) are not installed. Fix: `python course.py "
+                                 "fast-conv` installs them (Linux x86-64 only), or unset FAST_CONV_ONEDNN.").format(
+                                     packages=", ".join(PRIVATE_PACKAGES)))
         return "mindspore"
     return "private"
 
@@ -114,9 +118,9 @@ def _compiler() -> str:
     cxx = os.environ.get("CXX", "g++")
     found = shutil.which(cxx)
     if found is None:
-        raise RuntimeError(
-            f"FastConv2d compiles its C++ kernels on first use, but the compiler {cxx!r} was not found on PATH. "
-            "Fix: install g++ (e.g. `apt-get install g++`) or set CXX to a C++17 compiler.")
+        raise RuntimeError(_(
+            "FastConv2d compiles its C++ kernels on first use, but the compiler {cxx!r} was not found on PATH. "
+            "Fix: install g++ (e.g. `apt-get install g++`) or set CXX to a C++17 compiler.").format(cxx=cxx))
     return found
 
 
@@ -131,13 +135,15 @@ def build(verbose: bool = False) -> Path:
     if _LIB is not None:
         return _LIB
     if not sys.platform.startswith("linux"):
-        raise RuntimeError(f"FastConv2d runs on Linux only (this is {sys.platform}): it compiles a Linux shared "
-                           "library and loads a Linux oneDNN. Fix: use mindspore.nn.Conv2d here.")
+        raise RuntimeError(_("FastConv2d runs on Linux only (this is {platform}): it compiles a Linux shared "
+                             "library and loads a Linux oneDNN. Fix: use mindspore.nn.Conv2d here.").format(
+                                 platform=sys.platform))
     cxx = _compiler()
     isa = os.environ.get("FAST_CONV_MAX_CPU_ISA")
     if isa is not None and isa.strip().upper() not in MAX_ISA_NAMES:
-        raise ValueError(f"FAST_CONV_MAX_CPU_ISA must be one of {', '.join(MAX_ISA_NAMES)}, got {isa!r}. "
-                         "Fix: unset it (the CPU's best) or pick one of these names.")
+        raise ValueError(_("FAST_CONV_MAX_CPU_ISA must be one of {names}, got {isa!r}. "
+                           "Fix: unset it (the CPU's best) or pick one of these names.").format(
+                               names=", ".join(MAX_ISA_NAMES), isa=isa))
     if onednn_choice() == "private":
         dnnl, inc = private_onednn()
         extra = ["-DFAST_CONV_PRIVATE"]
@@ -154,7 +160,8 @@ def build(verbose: bool = False) -> Path:
         try:
             out = subprocess.run(cmd + ["-o", str(tmp / "fast_conv.so")], capture_output=True, text=True)
             if out.returncode != 0:
-                raise RuntimeError(f"Compiling FastConv2d's kernels failed:\n{' '.join(cmd)}\n{out.stderr[-3000:]}")
+                raise RuntimeError(_("Compiling FastConv2d's kernels failed:\n{command}\n{stderr}").format(
+                    command=" ".join(cmd), stderr=out.stderr[-3000:]))
             try:
                 os.rename(tmp, final)  # atomic: another process may have won the race, then we use its copy
             except OSError:
@@ -163,7 +170,7 @@ def build(verbose: bool = False) -> Path:
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         if verbose:
-            print("compiled", paths.relative(lib))
+            print(_("compiled {path}").format(path=paths.relative(lib)))
     _LIB = lib
     return lib
 
@@ -176,7 +183,8 @@ def backend() -> dict:
     lib = ctypes.CDLL(str(build()))
     buf = ctypes.create_string_buffer(1024)
     if lib.FastConvInfo(buf, len(buf)) != 0:
-        raise RuntimeError(f"FastConv2d cannot load its oneDNN: {buf.value.decode(errors='replace')}")
+        raise RuntimeError(_("FastConv2d cannot load its oneDNN: {reason}").format(
+            reason=buf.value.decode(errors="replace")))
     info = json.loads(buf.value.decode())
     code = info.pop("isa_code")
     info["isa"] = ISA_NAMES.get(code, "MindSpore's (ONEDNN_MAX_CPU_ISA)" if code < 0 else hex(code))
@@ -245,16 +253,17 @@ try:
             self.block = 0  # BlockedConv2d sets B: its output is blocked, (N, C/B, H, W, B)
             problems = []
             if self.group != 1:
-                problems.append(f"group={self.group} (only 1 is supported)")
+                problems.append(_("group={group} (only 1 is supported)").format(group=self.group))
             if tuple(self.dilation) not in ((1, 1), (1, 1, 1, 1)):
-                problems.append(f"dilation={self.dilation} (only 1 is supported)")
+                problems.append(_("dilation={dilation} (only 1 is supported)").format(dilation=self.dilation))
             if self.data_format != "NCHW":
-                problems.append(f"data_format={self.data_format!r} (only 'NCHW' is supported)")
+                problems.append(_("data_format={data_format!r} (only 'NCHW' is supported)").format(
+                    data_format=self.data_format))
             if self.pad_mode not in _MODES:
                 problems.append(f"pad_mode={self.pad_mode!r}")
             if problems:
-                raise ValueError("FastConv2d does not support " + ", ".join(problems)
-                                 + ". Fix: use mindspore.nn.Conv2d for this layer.")
+                raise ValueError(_("FastConv2d does not support {problems}. Fix: use mindspore.nn.Conv2d for "
+                                   "this layer.").format(problems=", ".join(problems)))
             pad = self.padding
             pad = (pad,) * 4 if isinstance(pad, int) else tuple(pad)
             if len(pad) == 2:
@@ -291,10 +300,12 @@ try:
             super().__init__(*args, **kwargs)
             self.block = block_size() if block is None else block
             if self.block not in (8, 16):
-                raise ValueError(f"block must be 8 or 16, got {self.block!r}. Fix: leave it out (block_size()).")
+                raise ValueError(_("block must be 8 or 16, got {block!r}. Fix: leave it out (block_size()).").format(
+                    block=self.block))
             if self.out_channels % self.block:
-                raise ValueError(f"BlockedConv2d needs out_channels divisible by the block size {self.block}, got "
-                                 f"{self.out_channels}. Fix: use FastConv2d for this layer.")
+                raise ValueError(_("BlockedConv2d needs out_channels divisible by the block size {block}, got "
+                                   "{out_channels}. Fix: use FastConv2d for this layer.").format(
+                                       block=self.block, out_channels=self.out_channels))
             self.conv_fn = _ConvFunction(*self._conv_args, block=self.block)
 
     class _Relayout(_nn.Cell):
@@ -380,13 +391,15 @@ try:
         def __init__(self, bn, fuse="none"):
             super().__init__()
             if not isinstance(bn, _nn.BatchNorm2d):
-                raise TypeError(f"BlockedBatchNorm2d replaces an nn.BatchNorm2d, got {type(bn).__name__}. "
-                                "Fix: pass the BatchNorm2d layer to replace.")
+                raise TypeError(_("BlockedBatchNorm2d replaces an nn.BatchNorm2d, got {bn_type}. "
+                                  "Fix: pass the BatchNorm2d layer to replace.").format(bn_type=type(bn).__name__))
             if bn.use_batch_statistics is not None:
-                raise ValueError(f"BlockedBatchNorm2d follows set_train() only; this layer has "
-                                 f"use_batch_statistics={bn.use_batch_statistics}. Fix: keep nn.BatchNorm2d here.")
+                raise ValueError(_("BlockedBatchNorm2d follows set_train() only; this layer has "
+                                   "use_batch_statistics={use_batch_statistics}. Fix: keep nn.BatchNorm2d "
+                                   "here.").format(use_batch_statistics=bn.use_batch_statistics))
             if fuse not in _FUSE:
-                raise ValueError(f"fuse must be one of {sorted(_FUSE)}, got {fuse!r}. Fix: pick one of them.")
+                raise ValueError(_("fuse must be one of {choices}, got {fuse!r}. Fix: pick one of them.").format(
+                    choices=sorted(_FUSE), fuse=fuse))
             self.gamma, self.beta = bn.gamma, bn.beta
             self.moving_mean, self.moving_variance = bn.moving_mean, bn.moving_variance
             self.momentum = float(bn.momentum)  # MindSpore keeps 1 - momentum: the new batch's weight
@@ -455,20 +468,21 @@ try:
         def __init__(self, pool):
             super().__init__()
             if not isinstance(pool, _nn.MaxPool2d):
-                raise TypeError(f"BlockedMaxPool2d replaces an nn.MaxPool2d, got {type(pool).__name__}. "
-                                "Fix: pass the MaxPool2d layer to replace.")
+                raise TypeError(_("BlockedMaxPool2d replaces an nn.MaxPool2d, got {pool_type}. "
+                                  "Fix: pass the MaxPool2d layer to replace.").format(pool_type=type(pool).__name__))
             k, s = pool.kernel_size, pool.stride
             pads = tuple(pool.padding)[-2:] if pool.pad_mode == "PAD" else (0, 0)
             problems = []
             if not (isinstance(k, int) and isinstance(s, int)):
-                problems.append(f"kernel_size={k!r} and stride={s!r} (square ints only)")
+                problems.append(_("kernel_size={kernel_size!r} and stride={stride!r} (square ints only)").format(
+                    kernel_size=k, stride=s))
             if pool.pad_mode not in ("PAD", "VALID") or pads[0] != pads[1]:
                 problems.append(f"pad_mode={pool.pad_mode!r}, padding={getattr(pool, 'padding', 0)!r}")
             if getattr(pool, "return_indices", False):
                 problems.append("return_indices=True")
             if problems:
-                raise ValueError("BlockedMaxPool2d does not support " + ", ".join(problems)
-                                 + ". Fix: keep nn.MaxPool2d for this layer.")
+                raise ValueError(_("BlockedMaxPool2d does not support {problems}. Fix: keep nn.MaxPool2d for "
+                                   "this layer.").format(problems=", ".join(problems)))
             self.cfg_list = [int(k), int(s), int(pads[0])]
             self.train_fn = _PoolTrain(self.cfg_list)
             self.infer_op = _keyed(_ops.Custom(f"{build()}:FastMaxPoolInfer",
@@ -524,7 +538,7 @@ def swap_convs(net):
     """Replace every ``nn.Conv2d`` inside ``net`` that FastConv2d supports by a FastConv2d sharing the same
     Parameter objects (so names, values and optimiser state stay the same). Returns how many were swapped."""
     count = 0
-    for _, parent in list(net.cells_and_names()):
+    for _path, parent in list(net.cells_and_names()):
         for name, child in list(parent.name_cells().items()):
             if type(child) is not _nn.Conv2d or child.group != 1 or tuple(child.dilation)[-2:] != (1, 1) \
                     or child.data_format != "NCHW":
@@ -575,8 +589,8 @@ def _workspace_bytes(shape, fuse, eps):
     dims = (ctypes.c_int64 * len(shape))(*shape)
     size = lib.FastNormWorkspaceBytes(dims, len(shape), fuse, eps)
     if size < 0:
-        raise RuntimeError(f"oneDNN refused a fused batch norm on shape {list(shape)}. Fix: use FastConv2d with "
-                           "nn.BatchNorm2d (swap_convs) for this network.")
+        raise RuntimeError(_("oneDNN refused a fused batch norm on shape {shape}. Fix: use FastConv2d with "
+                             "nn.BatchNorm2d (swap_convs) for this network.").format(shape=list(shape)))
     return int(size)
 
 
@@ -593,7 +607,8 @@ def _pool_workspace_bytes(shape, cfg):
     lib.FastPoolWorkspaceBytes.argtypes = [ctypes.POINTER(ctypes.c_int64), ctypes.c_int, ctypes.POINTER(ctypes.c_int32)]
     size = lib.FastPoolWorkspaceBytes((ctypes.c_int64 * len(shape))(*shape), len(shape), (ctypes.c_int32 * 3)(*cfg))
     if size < 0:
-        raise RuntimeError(f"oneDNN refused a max pooling {cfg} on shape {list(shape)}. Fix: keep nn.MaxPool2d.")
+        raise RuntimeError(_("oneDNN refused a max pooling {cfg} on shape {shape}. Fix: keep nn.MaxPool2d.").format(
+            cfg=cfg, shape=list(shape)))
     return int(size)
 
 
@@ -607,8 +622,8 @@ def block_resnet(net) -> int:
     from course_lib.models.resnet import ResidualBlock, ResidualBlockBase, ResNet
 
     if not isinstance(net, ResNet):
-        raise TypeError(f"block_resnet rewrites a course_lib.models.resnet.ResNet, got {type(net).__name__}. "
-                        "Fix: use swap_convs(net) for other networks.")
+        raise TypeError(_("block_resnet rewrites a course_lib.models.resnet.ResNet, got {net_type}. "
+                          "Fix: use swap_convs(net) for other networks.").format(net_type=type(net).__name__))
     block = block_size()
     names = [(param, param.name) for param in net.get_parameters()]
     _replace(net, "conv1", _blocked_copy(net.conv1, block))
@@ -619,7 +634,8 @@ def block_resnet(net) -> int:
     for stage in (net.layer1, net.layer2, net.layer3, net.layer4):
         for key, unit in list(stage.name_cells().items()):
             if not isinstance(unit, (ResidualBlock, ResidualBlockBase)):
-                raise TypeError(f"block_resnet found a {type(unit).__name__} in a stage. Fix: use swap_convs.")
+                raise TypeError(_("block_resnet found a {unit_type} in a stage. Fix: use swap_convs.").format(
+                    unit_type=type(unit).__name__))
             _replace(stage, key, BlockedResidualBlock(unit, block))
             count += 1
     for param, name in names:  # see BlockedResidualBlock: the shared Parameters keep the names they had
