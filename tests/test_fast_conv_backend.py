@@ -293,10 +293,6 @@ def test_bogus_fast_conv_max_cpu_isa_is_named(monkeypatch):
     assert fc._LIB is None  # nothing was built or cached
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug (issue #30): build() accepts FAST_CONV_MAX_CPU_ISA after .strip().upper() (fast_conv/__init__.py, build), "
-    "but fast_conv.cc's isa_from_env only upper-cases it, so ' avx2' passes the Python check and every kernel then "
-    "fails with MindSpore's bare 'Return value from CPU AOT kernel(...) is 1' (the reason goes to C stderr only)"))
 def test_a_fast_conv_max_cpu_isa_that_build_accepts_runs(tmp_path):
     """A value is refused by build() with the reason, or works in the kernels too (here: a stray space, as a shell
     script may leave); never accepted by one and refused by the other."""
@@ -310,12 +306,6 @@ def test_a_fast_conv_max_cpu_isa_that_build_accepts_runs(tmp_path):
     _assert_matches_nn_conv2d(report, CASES[:1])
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug (issue #30): Fatal Python error: Segmentation fault in the private oneDNN (gemm_convolution_fwd_t, im2col "
-    "memset) on MindSpore's ActorThread_0. fast_conv.cc caches each primitive (get_entry) and leaves its scratchpad "
-    "in oneDNN's 'library' mode, whose buffer is thread-local to the thread that created the primitive; PyNative "
-    "runs kernels on the Python thread and graph mode on an actor thread. Fix: dnnl_scratchpad_mode_user and a "
-    "DNNL_ARG_SCRATCHPAD buffer per execution (the pooling and batch-norm primitives too)"))
 def test_a_kernel_cached_in_pynative_mode_runs_in_graph_mode(tmp_path):
     """One process, the same layer shape first in PyNative mode and then in graph mode (a notebook that checks a
     model eagerly and then trains it with graph mode): the second reuses the kernels cached by the first."""

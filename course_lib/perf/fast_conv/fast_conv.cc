@@ -56,6 +56,9 @@ namespace {
   X(dnnl_set_max_cpu_isa) \
   X(dnnl_get_effective_cpu_isa) \
   X(dnnl_version) \
+  X(dnnl_primitive_attr_create) \
+  X(dnnl_primitive_attr_set_scratchpad_mode) \
+  X(dnnl_primitive_get_primitive_desc) \
   X(dnnl_pooling_forward_primitive_desc_create) \
   X(dnnl_pooling_backward_primitive_desc_create) \
   X(dnnl_memory_desc_get_size) \
@@ -76,7 +79,10 @@ int isa_from_env() {
   // FAST_CONV_MAX_CPU_ISA: the same names as ONEDNN_MAX_CPU_ISA; ALL (the default) leaves oneDNN uncapped.
   const char *v = std::getenv("FAST_CONV_MAX_CPU_ISA");
   std::string s = v ? v : "ALL";
-  for (auto &ch : s) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  std::string t;  // the same reading as Python's build(): surrounding spaces dropped, any case
+  for (char ch : s)
+    if (!std::isspace(static_cast<unsigned char>(ch))) t += static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  s = t;
   static const std::map<std::string, int> names = {
       {"SSE41", dnnl_cpu_isa_sse41}, {"AVX", dnnl_cpu_isa_avx}, {"AVX2", dnnl_cpu_isa_avx2},
       {"AVX2_VNNI", dnnl_cpu_isa_avx2_vnni}, {"AVX512_CORE", dnnl_cpu_isa_avx512_core},
@@ -150,6 +156,9 @@ Api &api() {
 #define dnnl_set_max_cpu_isa (api().dnnl_set_max_cpu_isa)
 #define dnnl_get_effective_cpu_isa (api().dnnl_get_effective_cpu_isa)
 #define dnnl_version (api().dnnl_version)
+#define dnnl_primitive_attr_create (api().dnnl_primitive_attr_create)
+#define dnnl_primitive_attr_set_scratchpad_mode (api().dnnl_primitive_attr_set_scratchpad_mode)
+#define dnnl_primitive_get_primitive_desc (api().dnnl_primitive_get_primitive_desc)
 #define dnnl_pooling_forward_primitive_desc_create (api().dnnl_pooling_forward_primitive_desc_create)
 #define dnnl_pooling_backward_primitive_desc_create (api().dnnl_pooling_backward_primitive_desc_create)
 #define dnnl_memory_desc_get_size (api().dnnl_memory_desc_get_size)
@@ -195,6 +204,40 @@ Ctx *ctx() {
     return c;
   }();
   return c;
+}
+
+// Every primitive is made with a user-managed scratchpad (its temporary memory), allocated for each call.
+// oneDNN's default ("library" mode) keeps the scratchpad with the thread that created the primitive. MindSpore
+// creates and runs these kernels on different threads (the Python thread in PyNative mode, its actor threads in
+// graph mode): measured, a primitive cached in PyNative mode then run in graph mode crashed in the private
+// oneDNN's gemm convolution (tests/test_fast_conv_backend.py).
+const_dnnl_primitive_attr_t scratch_attr() {
+  static dnnl_primitive_attr_t attr = [] {
+    dnnl_primitive_attr_t a = nullptr;
+    dnnl_primitive_attr_create(&a);
+    dnnl_primitive_attr_set_scratchpad_mode(a, dnnl_scratchpad_mode_user);
+    return a;
+  }();
+  return attr;
+}
+
+int execute(Ctx *c, dnnl_primitive_t prim, std::vector<dnnl_exec_arg_t> args) {
+  const_dnnl_primitive_desc_t pd = nullptr;
+  CHECK(dnnl_primitive_get_primitive_desc(prim, &pd));
+  const_dnnl_memory_desc_t smd = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+  dnnl_memory_t scratch = nullptr;
+  if (smd && dnnl_memory_desc_get_size(smd) > 0) {
+    CHECK(dnnl_memory_create(&scratch, smd, c->eng, DNNL_MEMORY_ALLOCATE));
+    args.push_back({DNNL_ARG_SCRATCHPAD, scratch});
+  }
+  dnnl_status_t status = dnnl_primitive_execute(prim, c->stream, static_cast<int>(args.size()), args.data());
+  if (status == dnnl_success) status = dnnl_stream_wait(c->stream);
+  if (scratch) dnnl_memory_destroy(scratch);
+  if (status != dnnl_success) {
+    std::fprintf(stderr, "fast_conv: a oneDNN primitive failed with status %d\n", static_cast<int>(status));
+    return 1;
+  }
+  return 0;
 }
 
 // ---- tensors as MindSpore passes them --------------------------------------------------------------------
@@ -287,6 +330,10 @@ struct Entry {
 };
 
 std::mutex g_mu;
+// One kernel at a time: the stream is shared, and MindSpore's graph runtime may launch independent kernels (e.g.
+// the two backward passes of a convolution) on different threads. Each kernel uses every core through its own
+// threads, so running two at once would only oversubscribe the cores.
+std::mutex g_exec;
 std::map<std::string, Entry *> g_cache;
 
 // kind 0 = forward (x, w -> y), 1 = backward data (dy, w -> dx), 2 = backward weights (dy, x -> dw).
@@ -317,7 +364,7 @@ Entry *get_entry(int kind, const Tensor &xt, const int64_t *ws, const Tensor &yt
   pl[0] = l[0]; pl[1] = l[1]; pr[0] = r[0]; pr[1] = r[1];
   dnnl_primitive_desc_t fwd = nullptr, pd = nullptr;
   if (dnnl_convolution_forward_primitive_desc_create(&fwd, c->eng, dnnl_forward_training, dnnl_convolution_direct,
-                                                     xa, wa, ba, ya, strides, dil, pl, pr, nullptr) != dnnl_success)
+                                                     xa, wa, ba, ya, strides, dil, pl, pr, scratch_attr()) != dnnl_success)
     return nullptr;
   Entry *e = new Entry();
   dnnl_query_t q[3];
@@ -329,14 +376,14 @@ Entry *get_entry(int kind, const Tensor &xt, const int64_t *ws, const Tensor &yt
     shp[0] = &xt; shp[1] = &w4; shp[2] = &yt;
   } else if (kind == 1) {
     if (dnnl_convolution_backward_data_primitive_desc_create(&pd, c->eng, dnnl_convolution_direct, xa, wa, ya, strides,
-                                                             dil, pl, pr, fwd, nullptr) != dnnl_success)
+                                                             dil, pl, pr, fwd, scratch_attr()) != dnnl_success)
       return nullptr;
     q[0] = dnnl_query_diff_dst_md; q[1] = dnnl_query_weights_md; q[2] = dnnl_query_diff_src_md;
     shp[0] = &yt; shp[1] = &w4; shp[2] = &xt;
   } else {
     if (dnnl_convolution_backward_weights_primitive_desc_create(&pd, c->eng, dnnl_convolution_direct, xa, wa, nullptr,
                                                                 ya, strides, dil, pl, pr, fwd,
-                                                                nullptr) != dnnl_success)
+                                                                scratch_attr()) != dnnl_success)
       return nullptr;
     q[0] = dnnl_query_diff_dst_md; q[1] = dnnl_query_src_md; q[2] = dnnl_query_diff_weights_md;
     shp[0] = &yt; shp[1] = &xt; shp[2] = &w4;
@@ -351,7 +398,7 @@ Entry *get_entry(int kind, const Tensor &xt, const int64_t *ws, const Tensor &yt
       dnnl_primitive_desc_t rpd;
       const_dnnl_memory_desc_t from = i < 2 ? e->user[i] : e->md[i];
       const_dnnl_memory_desc_t to = i < 2 ? e->md[i] : e->user[i];
-      if (dnnl_reorder_primitive_desc_create(&rpd, from, c->eng, to, c->eng, nullptr) != dnnl_success) return nullptr;
+      if (dnnl_reorder_primitive_desc_create(&rpd, from, c->eng, to, c->eng, scratch_attr()) != dnnl_success) return nullptr;
       dnnl_primitive_create(&e->reorder[i], rpd);
       dnnl_primitive_desc_destroy(rpd);
     }
@@ -361,9 +408,7 @@ Entry *get_entry(int kind, const Tensor &xt, const int64_t *ws, const Tensor &yt
 }
 
 int reorder(Ctx *c, dnnl_primitive_t r, dnnl_memory_t from, dnnl_memory_t to) {
-  dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
-  CHECK(dnnl_primitive_execute(r, c->stream, 2, args));
-  return 0;
+  return execute(c, r, {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
 }
 
 bool ready() {
@@ -377,6 +422,7 @@ bool ready() {
 int run(int kind, int nparam, void **params, int *ndims, int64_t **shapes) {
   const int o = nparam - 1;  // the output is the last parameter (backward ops get one extra shape-only input)
   if (!ready()) return 1;
+  std::lock_guard<std::mutex> one_at_a_time(g_exec);
   Ctx *c = ctx();
   const int32_t *cfg = static_cast<const int32_t *>(params[2]);
   int xi, yi;
@@ -406,9 +452,7 @@ int run(int kind, int nparam, void **params, int *ndims, int64_t **shapes) {
   if (kind == 0) { a0 = DNNL_ARG_SRC; a1 = DNNL_ARG_WEIGHTS; a2 = DNNL_ARG_DST; }
   else if (kind == 1) { a0 = DNNL_ARG_DIFF_DST; a1 = DNNL_ARG_WEIGHTS; a2 = DNNL_ARG_DIFF_SRC; }
   else { a0 = DNNL_ARG_DIFF_DST; a1 = DNNL_ARG_SRC; a2 = DNNL_ARG_DIFF_WEIGHTS; }
-  // Scratchpad memory stays in oneDNN's default "library" mode: it manages it.
-  dnnl_exec_arg_t args[3] = {{a0, km[0]}, {a1, km[1]}, {a2, km[2]}};
-  CHECK(dnnl_primitive_execute(e->conv, c->stream, 3, args));
+  if (execute(c, e->conv, {{a0, km[0]}, {a1, km[1]}, {a2, km[2]}})) return 1;
   if (e->need[2] && reorder(c, e->reorder[2], km[2], um[2])) return 1;
   CHECK(dnnl_stream_wait(c->stream));
   for (int i = 0; i < 3; ++i) {
@@ -421,6 +465,7 @@ int run(int kind, int nparam, void **params, int *ndims, int64_t **shapes) {
 // ---- layout changes: plain NCHW <-> blocked ---------------------------------------------------------------
 int relayout(void **params, int *ndims, int64_t **shapes) {
   if (!ready()) return 1;
+  std::lock_guard<std::mutex> one_at_a_time(g_exec);
   Ctx *c = ctx();
   Tensor a, b;
   if (!tensor_of(ndims[0], shapes[0], &a) || !tensor_of(ndims[1], shapes[1], &b) ||
@@ -439,7 +484,7 @@ int relayout(void **params, int *ndims, int64_t **shapes) {
     auto it = cache.find(key);
     if (it == cache.end()) {
       dnnl_primitive_desc_t rpd;
-      CHECK(dnnl_reorder_primitive_desc_create(&rpd, amd, c->eng, bmd, c->eng, nullptr));
+      CHECK(dnnl_reorder_primitive_desc_create(&rpd, amd, c->eng, bmd, c->eng, scratch_attr()));
       CHECK(dnnl_primitive_create(&prim, rpd));
       dnnl_primitive_desc_destroy(rpd);
       cache[key] = prim;
@@ -495,17 +540,17 @@ Norm *norm_entry(int kind, int fuse, const Tensor &t, float eps) {
   if (kind == 2) {
     if (dnnl_batch_normalization_forward_primitive_desc_create(&pd, c->eng, dnnl_forward_inference, n->data, n->data,
                                                                eps, flags | dnnl_use_global_stats,
-                                                               nullptr) != dnnl_success)
+                                                               scratch_attr()) != dnnl_success)
       return nullptr;
   } else {
     if (dnnl_batch_normalization_forward_primitive_desc_create(&fwd, c->eng, dnnl_forward_training, n->data, n->data,
-                                                               eps, flags, nullptr) != dnnl_success)
+                                                               eps, flags, scratch_attr()) != dnnl_success)
       return nullptr;
     if (kind == 0) {
       pd = fwd;
     } else if (dnnl_batch_normalization_backward_primitive_desc_create(&pd, c->eng, dnnl_backward, n->data, n->data,
                                                                       n->data, eps, flags, fwd,
-                                                                      nullptr) != dnnl_success) {
+                                                                      scratch_attr()) != dnnl_success) {
       return nullptr;
     }
   }
@@ -517,6 +562,7 @@ Norm *norm_entry(int kind, int fuse, const Tensor &t, float eps) {
 
 int norm(int kind, int fuse, void **params, int *ndims, int64_t **shapes) {
   if (!ready()) return 1;
+  std::lock_guard<std::mutex> one_at_a_time(g_exec);
   Ctx *c = ctx();
   Tensor t;
   if (!tensor_of(ndims[0], shapes[0], &t)) {
@@ -555,7 +601,7 @@ int norm(int kind, int fuse, void **params, int *ndims, int64_t **shapes) {
     mems.push_back(m);
     args.push_back({a.arg, m});
   }
-  CHECK(dnnl_primitive_execute(n->prim, c->stream, static_cast<int>(args.size()), args.data()));
+  if (execute(c, n->prim, args)) return 1;
   CHECK(dnnl_stream_wait(c->stream));
   for (dnnl_memory_t m : mems) dnnl_memory_destroy(m);
   return 0;
@@ -605,11 +651,11 @@ Pool *pool_entry(int kind, const Tensor &xt, const int32_t *cfg) {
   if (dnnl_pooling_forward_primitive_desc_create(&fwd, c->eng, kind == 2 ? dnnl_forward_inference
                                                                            : dnnl_forward_training,
                                                  dnnl_pooling_max, e->src, e->dst, strides, kernel, dil, pl, pright,
-                                                 nullptr) != dnnl_success)
+                                                 scratch_attr()) != dnnl_success)
     return nullptr;
   if (kind == 1) {
     if (dnnl_pooling_backward_primitive_desc_create(&pd, c->eng, dnnl_pooling_max, e->src, e->dst, strides, kernel,
-                                                    dil, pl, pright, fwd, nullptr) != dnnl_success)
+                                                    dil, pl, pright, fwd, scratch_attr()) != dnnl_success)
       return nullptr;
   } else {
     pd = fwd;
@@ -622,6 +668,7 @@ Pool *pool_entry(int kind, const Tensor &xt, const int32_t *cfg) {
 
 int pool(int kind, int nparam, void **params, int *ndims, int64_t **shapes) {
   if (!ready()) return 1;
+  std::lock_guard<std::mutex> one_at_a_time(g_exec);
   Ctx *c = ctx();
   const int o = nparam - 1;
   const int xi = kind == 1 ? 3 : 0, cfg_at = kind == 1 ? 2 : 1;
@@ -648,7 +695,7 @@ int pool(int kind, int nparam, void **params, int *ndims, int64_t **shapes) {
     CHECK(dnnl_memory_create(&m, a.second.first, c->eng, a.second.second));
     args.push_back({a.first, m});
   }
-  CHECK(dnnl_primitive_execute(e->prim, c->stream, static_cast<int>(args.size()), args.data()));
+  if (execute(c, e->prim, args)) return 1;
   CHECK(dnnl_stream_wait(c->stream));
   for (auto &a : args) dnnl_memory_destroy(a.memory);
   return 0;
