@@ -250,13 +250,13 @@ struct Tensor {
   int block;        // 0 = plain NCHW, else B
 };
 
-bool tensor_of(int nd, const int64_t *shape, Tensor *t) {
-  if (nd == 4) {
+bool tensor_of(int rank, const int64_t *shape, Tensor *t) {
+  if (rank == 4) {
     for (int i = 0; i < 4; ++i) t->dims[i] = shape[i];
     t->block = 0;
     return true;
   }
-  if (nd == 5 && (shape[4] == 8 || shape[4] == 16)) {
+  if (rank == 5 && (shape[4] == 8 || shape[4] == 16)) {
     t->dims[0] = shape[0];
     t->dims[1] = shape[1] * shape[4];
     t->dims[2] = shape[2];
@@ -608,9 +608,9 @@ int norm(int kind, int fuse, void **params, int *ndims, int64_t **shapes) {
 }
 
 // Bytes of the ReLU mask that training with fuse == 1 keeps for the backward pass; -1 if oneDNN refuses.
-int64_t norm_workspace_bytes(const int64_t *shape, int nd, int fuse, float eps) {
+int64_t norm_workspace_bytes(const int64_t *shape, int rank, int fuse, float eps) {
   Tensor t;
-  if (!ready() || !tensor_of(nd, shape, &t)) return -1;
+  if (!ready() || !tensor_of(rank, shape, &t)) return -1;
   Norm *n = norm_entry(0, fuse, t, eps);
   if (!n || !n->workspace) return -1;
   return static_cast<int64_t>(dnnl_memory_desc_get_size(n->workspace));
@@ -701,9 +701,9 @@ int pool(int kind, int nparam, void **params, int *ndims, int64_t **shapes) {
   return 0;
 }
 
-int64_t pool_workspace_bytes(const int64_t *shape, int nd, const int32_t *cfg) {
+int64_t pool_workspace_bytes(const int64_t *shape, int rank, const int32_t *cfg) {
   Tensor t;
-  if (!ready() || !tensor_of(nd, shape, &t)) return -1;
+  if (!ready() || !tensor_of(rank, shape, &t)) return -1;
   Pool *e = pool_entry(0, t, cfg);
   if (!e || !e->workspace) return -1;
   return static_cast<int64_t>(dnnl_memory_desc_get_size(e->workspace));
@@ -711,9 +711,9 @@ int64_t pool_workspace_bytes(const int64_t *shape, int nd, const int32_t *cfg) {
 
 // ---- the end of a residual block: y = ReLU(a + r), and its gradient g = dy * (y > 0) for both a and r --------
 // Elementwise, so the layout does not matter (a, r, y have the same shape). OpenMP threads, like oneDNN's.
-int64_t elements(int nd, const int64_t *shape) {
+int64_t elements(int rank, const int64_t *shape) {
   int64_t n = 1;
-  for (int i = 0; i < nd; ++i) n *= shape[i];
+  for (int i = 0; i < rank; ++i) n *= shape[i];
   return n;
 }
 
@@ -815,12 +815,12 @@ int FastMaxPoolInfer(int nparam, void **params, int *ndims, int64_t **shapes, co
                      void *extra) {
   return pool(2, nparam, params, ndims, shapes);
 }
-int64_t FastPoolWorkspaceBytes(const int64_t *shape, int nd, const int32_t *cfg) {
-  return pool_workspace_bytes(shape, nd, cfg);
+int64_t FastPoolWorkspaceBytes(const int64_t *shape, int rank, const int32_t *cfg) {
+  return pool_workspace_bytes(shape, rank, cfg);
 }
 
 // For Python (ctypes), at graph-build time: the size of the training workspace (the ReLU mask).
-int64_t FastNormWorkspaceBytes(const int64_t *shape, int nd, int fuse, float eps) {
-  return norm_workspace_bytes(shape, nd, fuse, eps);
+int64_t FastNormWorkspaceBytes(const int64_t *shape, int rank, int fuse, float eps) {
+  return norm_workspace_bytes(shape, rank, fuse, eps);
 }
 }
