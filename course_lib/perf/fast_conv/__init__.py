@@ -1,11 +1,15 @@
-"""``FastConv2d``: an opt-in drop-in for ``nn.Conv2d`` on CPU, built from three ``ops.Custom`` aot kernels.
+"""``FastConv2d``: an opt-in drop-in for ``nn.Conv2d`` on CPU, built from ``ops.Custom`` aot kernels; and the
+blocked-layout pieces that keep a ResNet's activations in oneDNN's blocked layout between layers (``block_resnet``).
 
 MindSpore 2.10's CPU ``Conv2D`` hands oneDNN plain NCHW tensors, so oneDNN runs im2col + GEMM. The kernels in
 ``fast_conv.cc`` ask oneDNN for ``format_tag::any`` instead, so it may pick blocked layouts and direct JIT
-kernels. They use oneDNN's C API only and link to the ``libdnnl.so.3`` that ships inside MindSpore (one oneDNN
-per process); the headers come from the installed ``torch`` wheel (``torch/include/oneapi/dnnl``) or from the
-folder in ``FAST_CONV_DNNL_INCLUDE``. The shared library is compiled on first use with ``g++`` (or ``$CXX``)
-into ``outputs/fast_conv/<hash>/`` and reused while the source, flags and paths stay the same.
+kernels. They use oneDNN's C API only, and do not link it: they ``dlopen`` a oneDNN by its full path
+(``RTLD_LOCAL | RTLD_DEEPBIND``) and call it through ``dlsym``. That is the private ``onednn-cpu-gomp`` wheel
+when it is installed (its ISA set by ``FAST_CONV_MAX_CPU_ISA``, default: the CPU's best), else MindSpore's own
+``mindspore/lib/libdnnl.so.3`` (``FAST_CONV_ONEDNN=mindspore`` forces it). The headers come from
+``onednn-devel-cpu-gomp``, else the installed ``torch`` wheel (``torch/include/oneapi/dnnl``) or the folder in
+``FAST_CONV_DNNL_INCLUDE``. The shared library is compiled on first use with ``g++`` (or ``$CXX``) into
+``outputs/fast_conv/<hash>/`` and reused while the source, flags and paths stay the same. Linux only.
 """
 from __future__ import annotations
 
