@@ -32,6 +32,7 @@ from course_lib.i18n import _
 SOURCE = Path(__file__).resolve().parent / "fast_conv.cc"
 _MODES = {"pad": 0, "same": 1, "valid": 2}
 _LIB = None
+_NATIVE: dict = {}  # {"path": the library build() returned, "native": its ctypes handle}; see _native()
 
 
 ISA_NAMES = {0x1: "SSE4.1", 0x3: "AVX", 0x7: "AVX2", 0xF: "AVX2 VNNI", 0x1F: "AVX2 VNNI-2", 0x27: "AVX-512",
@@ -179,14 +180,31 @@ def build(verbose: bool = False) -> Path:
     return lib
 
 
+def _native():
+    """The compiled library opened from Python (ctypes), the way MindSpore opens it, with the signatures of the
+    three functions Python calls. Opened once per library path: build() is cached per process."""
+    import ctypes
+
+    lib = build()
+    if _NATIVE.get("path") != lib:
+        native = ctypes.CDLL(str(lib))
+        native.FastNormWorkspaceBytes.restype = ctypes.c_int64
+        native.FastNormWorkspaceBytes.argtypes = [ctypes.POINTER(ctypes.c_int64), ctypes.c_int, ctypes.c_int,
+                                                  ctypes.c_float]
+        native.FastPoolWorkspaceBytes.restype = ctypes.c_int64
+        native.FastPoolWorkspaceBytes.argtypes = [ctypes.POINTER(ctypes.c_int64), ctypes.c_int,
+                                                  ctypes.POINTER(ctypes.c_int32)]
+        _NATIVE.update(path=lib, native=native)
+    return _NATIVE["native"]
+
+
 def backend() -> dict:
     """What the kernels run on: {"onednn": "private"|"mindspore", "version", "runtime", "isa"}. Loads the
     library the way MindSpore does; the private oneDNN's ISA is fixed from here on."""
     import ctypes
 
-    lib = ctypes.CDLL(str(build()))
     buf = ctypes.create_string_buffer(1024)
-    if lib.FastConvInfo(buf, len(buf)) != 0:
+    if _native().FastConvInfo(buf, len(buf)) != 0:
         raise RuntimeError(_("FastConv2d cannot load its oneDNN: {reason}").format(
             reason=buf.value.decode(errors="replace")))
     info = json.loads(buf.value.decode())
@@ -547,13 +565,7 @@ def swap_convs(net):
             if type(child) is not _nn.Conv2d or child.group != 1 or tuple(child.dilation)[-2:] != (1, 1) \
                     or child.data_format != "NCHW":
                 continue
-            fast = FastConv2d(child.in_channels, child.out_channels, tuple(child.kernel_size),
-                              stride=tuple(child.stride)[-2:], pad_mode=child.pad_mode,
-                              padding=child.padding, has_bias=child.has_bias)
-            fast.weight = child.weight
-            if child.has_bias:
-                fast.bias = child.bias
-            _replace(parent, name, fast)
+            _replace(parent, name, _copy_conv(child, FastConv2d))
             count += 1
     return count
 
@@ -564,14 +576,18 @@ def block_size() -> int:
     return 16 if isa.startswith("AVX-512") else 8
 
 
-def _blocked_copy(conv, block):
-    fast = BlockedConv2d(conv.in_channels, conv.out_channels, tuple(conv.kernel_size),
-                         stride=tuple(conv.stride)[-2:], pad_mode=conv.pad_mode, padding=conv.padding,
-                         has_bias=conv.has_bias, block=block)
+def _copy_conv(conv, cls, **extra):
+    """A ``cls`` (FastConv2d or BlockedConv2d) with ``conv``'s settings, holding ``conv``'s Parameter objects."""
+    fast = cls(conv.in_channels, conv.out_channels, tuple(conv.kernel_size), stride=tuple(conv.stride)[-2:],
+               pad_mode=conv.pad_mode, padding=conv.padding, has_bias=conv.has_bias, **extra)
     fast.weight = conv.weight
     if conv.has_bias:
         fast.bias = conv.bias
     return fast
+
+
+def _blocked_copy(conv, block):
+    return _copy_conv(conv, BlockedConv2d, block=block)
 
 
 def _replace(parent, name, new):
@@ -587,11 +603,7 @@ def _replace(parent, name, new):
 def _workspace_bytes(shape, fuse, eps):
     import ctypes
 
-    lib = ctypes.CDLL(str(build()))
-    lib.FastNormWorkspaceBytes.restype = ctypes.c_int64
-    lib.FastNormWorkspaceBytes.argtypes = [ctypes.POINTER(ctypes.c_int64), ctypes.c_int, ctypes.c_int, ctypes.c_float]
-    dims = (ctypes.c_int64 * len(shape))(*shape)
-    size = lib.FastNormWorkspaceBytes(dims, len(shape), fuse, eps)
+    size = _native().FastNormWorkspaceBytes((ctypes.c_int64 * len(shape))(*shape), len(shape), fuse, eps)
     if size < 0:
         raise RuntimeError(_("oneDNN refused a fused batch norm on shape {shape}. Fix: use FastConv2d with "
                              "nn.BatchNorm2d (swap_convs) for this network.").format(shape=list(shape)))
@@ -606,10 +618,8 @@ def _pooled(x, cfg):
 def _pool_workspace_bytes(shape, cfg):
     import ctypes
 
-    lib = ctypes.CDLL(str(build()))
-    lib.FastPoolWorkspaceBytes.restype = ctypes.c_int64
-    lib.FastPoolWorkspaceBytes.argtypes = [ctypes.POINTER(ctypes.c_int64), ctypes.c_int, ctypes.POINTER(ctypes.c_int32)]
-    size = lib.FastPoolWorkspaceBytes((ctypes.c_int64 * len(shape))(*shape), len(shape), (ctypes.c_int32 * 3)(*cfg))
+    size = _native().FastPoolWorkspaceBytes((ctypes.c_int64 * len(shape))(*shape), len(shape),
+                                            (ctypes.c_int32 * 3)(*cfg))
     if size < 0:
         raise RuntimeError(_("oneDNN refused a max pooling {cfg} on shape {shape}. Fix: keep nn.MaxPool2d.").format(
             cfg=cfg, shape=list(shape)))
