@@ -1,3 +1,4 @@
+import contextlib as _contextlib
 import os as _os
 import sys as _sys
 import tempfile as _tempfile
@@ -35,3 +36,38 @@ def built_site(tmp_path_factory):
     import build_site
 
     return build_site.build(tmp_path_factory.mktemp("site dir 站点") / "site")
+
+
+# ---------------------------------------------------------------- MindSpore's execution mode, restored afterwards
+@_contextlib.contextmanager
+def _mindspore_mode(name):
+    import mindspore as ms  # here, not at the top: most test files never need MindSpore's import time
+
+    previous = ms.get_context("mode")
+    mode = {"pynative": ms.PYNATIVE_MODE, "graph": ms.GRAPH_MODE}[name]
+    ms.set_context(mode=mode)
+    try:
+        yield mode
+    finally:
+        ms.set_context(mode=previous)
+
+
+@pytest.fixture
+def pynative():
+    """The test runs in PyNative mode."""
+    with _mindspore_mode("pynative"):
+        yield
+
+
+@pytest.fixture
+def graph():
+    """The test runs in graph mode."""
+    with _mindspore_mode("graph"):
+        yield
+
+
+@pytest.fixture(params=["pynative", "graph"])
+def mode(request):
+    """The test runs twice, in PyNative then in graph mode; the fixture's value is the mode set."""
+    with _mindspore_mode(request.param) as value:
+        yield value

@@ -265,12 +265,18 @@ def test_two_installs_never_run_at_once_and_a_dead_holder_frees_the_lock(tmp_pat
 
 
 # ------------------------------------------------------------------------------------- the stamp
-def test_the_stamp_follows_the_contents_of_the_requirement_files_not_their_mtimes(tmp_path):
+def _course_with_a_venv(tmp_path):
+    """Every file the install stamp reads, each pinning numpy, and an empty .venv beside them."""
     for name in ("requirements.txt", "requirements-torch.txt", "requirements-fast-conv.txt", "constraints.txt",
                  "pyproject.toml"):
         (tmp_path / name).write_text("numpy==1.26.4\n")
     venv = tmp_path / ".venv"
     venv.mkdir()
+    return venv
+
+
+def test_the_stamp_follows_the_contents_of_the_requirement_files_not_their_mtimes(tmp_path):
+    venv = _course_with_a_venv(tmp_path)
     course_cli.write_stamp(str(tmp_path), str(venv), full=False)
     assert course_cli.stamp_is_current(str(tmp_path), str(venv), full=False)
     assert not course_cli.stamp_is_current(str(tmp_path), str(venv), full=True)
@@ -283,11 +289,7 @@ def test_the_stamp_follows_the_contents_of_the_requirement_files_not_their_mtime
 
 
 def test_a_changed_fast_conv_pin_reinstalls_the_full_install_only(tmp_path):
-    for name in ("requirements.txt", "requirements-torch.txt", "requirements-fast-conv.txt", "constraints.txt",
-                 "pyproject.toml"):
-        (tmp_path / name).write_text("numpy==1.26.4\n")
-    venv = tmp_path / ".venv"
-    venv.mkdir()
+    venv = _course_with_a_venv(tmp_path)
     course_cli.write_stamp(str(tmp_path), str(venv), full=True)
     assert course_cli.stamp_is_current(str(tmp_path), str(venv), full=True)
     (tmp_path / "requirements-fast-conv.txt").write_text('onednn-cpu-gomp==2023.2.0; sys_platform == "linux"\n')

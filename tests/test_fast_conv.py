@@ -33,14 +33,6 @@ def _forward_and_grads(net, x):
     return [net(x).asnumpy(), dx.asnumpy()] + [g.asnumpy() for g in pgrads]
 
 
-@pytest.fixture(params=[ms.PYNATIVE_MODE, ms.GRAPH_MODE], ids=["pynative", "graph"])
-def mode(request):
-    old = ms.get_context("mode")
-    ms.set_context(mode=request.param)
-    yield request.param
-    ms.set_context(mode=old)
-
-
 def test_build_is_cached_by_source_hash():
     lib = build()
     assert lib.is_file() and lib.parent.parent.name == "fast_conv"

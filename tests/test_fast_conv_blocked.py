@@ -115,22 +115,6 @@ def _assert_same_step(expected, got):
         _close(dp1[name], dp0[name], f"d {name}")
 
 
-@pytest.fixture(params=[ms.PYNATIVE_MODE, ms.GRAPH_MODE], ids=["pynative", "graph"])
-def mode(request):
-    old = ms.get_context("mode")
-    ms.set_context(mode=request.param)
-    yield request.param
-    ms.set_context(mode=old)
-
-
-@pytest.fixture
-def pynative():
-    old = ms.get_context("mode")
-    ms.set_context(mode=ms.PYNATIVE_MODE)
-    yield
-    ms.set_context(mode=old)
-
-
 def test_block_size_follows_the_isa():
     from course_lib.perf.fast_conv import backend
 

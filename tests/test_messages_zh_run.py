@@ -186,34 +186,26 @@ def test_fast_conv_errors_are_chinese_with_the_values_and_english_otherwise(monk
     from course_lib.perf.fast_conv import BlockedBatchNorm2d, FastConv2d, onednn_choice
 
     monkeypatch.setenv("FAST_CONV_ONEDNN", "bogus")
-    set_language("zh")
-    try:
-        with pytest.raises(ValueError) as caught:
-            FastConv2d(4, 4, 3, group=2)
-        assert str(caught.value) == "FastConv2d 不支持 group=2（只支持 1）。修正：这一层使用 mindspore.nn.Conv2d。"
-        with pytest.raises(TypeError) as caught:
-            BlockedBatchNorm2d(nn.ReLU())
-        assert str(caught.value) == ("BlockedBatchNorm2d 用来替换 nn.BatchNorm2d，得到的是 ReLU。"
-                                     "修正：传入要替换的 BatchNorm2d 层。")
-        with pytest.raises(ValueError) as caught:
-            onednn_choice()
-        assert str(caught.value) == ("FAST_CONV_ONEDNN 必须是 'private' 或 'mindspore'，得到的是 'bogus'。"
-                                     "修正：取消设置它，或者设为这两个值之一。")
-    finally:
-        set_language(None)
-    set_language("en")
-    try:
-        with pytest.raises(ValueError) as caught:
-            FastConv2d(4, 4, 3, group=2)
-        assert str(caught.value) == ("FastConv2d does not support group=2 (only 1 is supported). "
-                                     "Fix: use mindspore.nn.Conv2d for this layer.")
-        with pytest.raises(TypeError) as caught:
-            BlockedBatchNorm2d(nn.ReLU())
-        assert str(caught.value) == ("BlockedBatchNorm2d replaces an nn.BatchNorm2d, got ReLU. "
-                                     "Fix: pass the BatchNorm2d layer to replace.")
-        with pytest.raises(ValueError) as caught:
-            onednn_choice()
-        assert str(caught.value) == ("FAST_CONV_ONEDNN must be 'private' or 'mindspore', got 'bogus'. "
-                                     "Fix: unset it, or set one of the two.")
-    finally:
-        set_language(None)
+    mistakes = [(ValueError, lambda: FastConv2d(4, 4, 3, group=2)), (TypeError, lambda: BlockedBatchNorm2d(nn.ReLU())),
+                (ValueError, onednn_choice)]
+    expected = {
+        "zh": ["FastConv2d 不支持 group=2（只支持 1）。修正：这一层使用 mindspore.nn.Conv2d。",
+               "BlockedBatchNorm2d 用来替换 nn.BatchNorm2d，得到的是 ReLU。修正：传入要替换的 BatchNorm2d 层。",
+               "FAST_CONV_ONEDNN 必须是 'private' 或 'mindspore'，得到的是 'bogus'。"
+               "修正：取消设置它，或者设为这两个值之一。"],
+        "en": ["FastConv2d does not support group=2 (only 1 is supported). "
+               "Fix: use mindspore.nn.Conv2d for this layer.",
+               "BlockedBatchNorm2d replaces an nn.BatchNorm2d, got ReLU. "
+               "Fix: pass the BatchNorm2d layer to replace.",
+               "FAST_CONV_ONEDNN must be 'private' or 'mindspore', got 'bogus'. "
+               "Fix: unset it, or set one of the two."],
+    }
+    for language, texts in expected.items():
+        set_language(language)
+        try:
+            for (error, mistake), text in zip(mistakes, texts, strict=True):
+                with pytest.raises(error) as caught:
+                    mistake()
+                assert str(caught.value) == text
+        finally:
+            set_language(None)

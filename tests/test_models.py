@@ -28,22 +28,6 @@ def _images(shape, seed=0):
     return ms.Tensor(np.random.RandomState(seed).randn(*shape).astype(np.float32))
 
 
-@pytest.fixture
-def pynative():
-    previous = ms.get_context("mode")
-    ms.set_context(mode=ms.PYNATIVE_MODE)
-    yield
-    ms.set_context(mode=previous)
-
-
-@pytest.fixture
-def graph():
-    previous = ms.get_context("mode")
-    ms.set_context(mode=ms.GRAPH_MODE)
-    yield
-    ms.set_context(mode=previous)
-
-
 # ---------------------------------------------------------------- LeNet-5
 
 @pytest.mark.parametrize("batch", [32, 7])
