@@ -330,6 +330,18 @@ struct Entry {
 };
 
 std::mutex g_mu;
+
+// The object cached under key, made by make() the first time (under g_mu, so it is made once). A failed make()
+// (nullptr) is not cached: the next call tries again and reports again.
+template <class T, class Make>
+T *cached(std::map<std::string, T *> &cache, const std::string &key, Make make) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  T *made = make();
+  if (made) cache[key] = made;
+  return made;
+}
 // One kernel at a time: the stream is shared, and MindSpore's graph runtime may launch independent kernels (e.g.
 // the two backward passes of a convolution) on different threads. Each kernel uses every core through its own
 // threads, so running two at once would only oversubscribe the cores.
@@ -344,67 +356,65 @@ Entry *get_entry(int kind, const Tensor &xt, const int64_t *ws, const Tensor &yt
   std::string key = key_of("conv", {kind, xs[0], xs[1], xs[2], xs[3], xt.block, ws[0], ws[1], ws[2], ws[3], ys[0],
                                     ys[1], ys[2], ys[3], yt.block, cfg[0], cfg[1], cfg[2], cfg[3], cfg[4], cfg[5],
                                     cfg[6]});
-  std::lock_guard<std::mutex> lock(g_mu);
-  auto it = g_cache.find(key);
-  if (it != g_cache.end()) return it->second;
-  Ctx *c = ctx();
-  const bool keep = xt.block || yt.block;
-  dnnl_memory_desc_t xa, wa, ya, ba = nullptr;
-  if (keep) {
-    user_md(&xa, xt);
-    user_md(&ya, yt);
-  } else {
-    any_md(&xa, xs);
-    any_md(&ya, ys);
-  }
-  any_md(&wa, ws);
-  dnnl_dims_t strides = {cfg[0], cfg[1]}, dil = {0, 0}, pl, pr;
-  int64_t l[2], r[2];
-  pads(cfg, xs, ws, l, r);
-  pl[0] = l[0]; pl[1] = l[1]; pr[0] = r[0]; pr[1] = r[1];
-  dnnl_primitive_desc_t fwd = nullptr, pd = nullptr;
-  if (dnnl_convolution_forward_primitive_desc_create(&fwd, c->eng, dnnl_forward_training, dnnl_convolution_direct,
-                                                     xa, wa, ba, ya, strides, dil, pl, pr, scratch_attr()) != dnnl_success)
-    return nullptr;
-  Entry *e = new Entry();
-  dnnl_query_t q[3];
-  Tensor w4 = {{ws[0], ws[1], ws[2], ws[3]}, 0};
-  const Tensor *shp[3];
-  if (kind == 0) {
-    pd = fwd;
-    q[0] = dnnl_query_src_md; q[1] = dnnl_query_weights_md; q[2] = dnnl_query_dst_md;
-    shp[0] = &xt; shp[1] = &w4; shp[2] = &yt;
-  } else if (kind == 1) {
-    if (dnnl_convolution_backward_data_primitive_desc_create(&pd, c->eng, dnnl_convolution_direct, xa, wa, ya, strides,
-                                                             dil, pl, pr, fwd, scratch_attr()) != dnnl_success)
-      return nullptr;
-    q[0] = dnnl_query_diff_dst_md; q[1] = dnnl_query_weights_md; q[2] = dnnl_query_diff_src_md;
-    shp[0] = &yt; shp[1] = &w4; shp[2] = &xt;
-  } else {
-    if (dnnl_convolution_backward_weights_primitive_desc_create(&pd, c->eng, dnnl_convolution_direct, xa, wa, nullptr,
-                                                                ya, strides, dil, pl, pr, fwd,
-                                                                scratch_attr()) != dnnl_success)
-      return nullptr;
-    q[0] = dnnl_query_diff_dst_md; q[1] = dnnl_query_src_md; q[2] = dnnl_query_diff_weights_md;
-    shp[0] = &yt; shp[1] = &xt; shp[2] = &w4;
-  }
-  e->pd = pd;
-  if (dnnl_primitive_create(&e->conv, pd) != dnnl_success) return nullptr;
-  for (int i = 0; i < 3; ++i) {
-    e->md[i] = dnnl_primitive_desc_query_md(pd, q[i], 0);
-    user_md(&e->user[i], *shp[i]);
-    e->need[i] = !dnnl_memory_desc_equal(e->md[i], e->user[i]);
-    if (e->need[i]) {
-      dnnl_primitive_desc_t rpd;
-      const_dnnl_memory_desc_t from = i < 2 ? e->user[i] : e->md[i];
-      const_dnnl_memory_desc_t to = i < 2 ? e->md[i] : e->user[i];
-      if (dnnl_reorder_primitive_desc_create(&rpd, from, c->eng, to, c->eng, scratch_attr()) != dnnl_success) return nullptr;
-      dnnl_primitive_create(&e->reorder[i], rpd);
-      dnnl_primitive_desc_destroy(rpd);
+  return cached(g_cache, key, [&]() -> Entry * {
+    Ctx *c = ctx();
+    const bool keep = xt.block || yt.block;
+    dnnl_memory_desc_t xa, wa, ya, ba = nullptr;
+    if (keep) {
+      user_md(&xa, xt);
+      user_md(&ya, yt);
+    } else {
+      any_md(&xa, xs);
+      any_md(&ya, ys);
     }
-  }
-  g_cache[key] = e;
-  return e;
+    any_md(&wa, ws);
+    dnnl_dims_t strides = {cfg[0], cfg[1]}, dil = {0, 0}, pl, pr;
+    int64_t l[2], r[2];
+    pads(cfg, xs, ws, l, r);
+    pl[0] = l[0]; pl[1] = l[1]; pr[0] = r[0]; pr[1] = r[1];
+    dnnl_primitive_desc_t fwd = nullptr, pd = nullptr;
+    if (dnnl_convolution_forward_primitive_desc_create(&fwd, c->eng, dnnl_forward_training, dnnl_convolution_direct,
+                                                       xa, wa, ba, ya, strides, dil, pl, pr, scratch_attr()) != dnnl_success)
+      return nullptr;
+    Entry *e = new Entry();
+    dnnl_query_t q[3];
+    Tensor w4 = {{ws[0], ws[1], ws[2], ws[3]}, 0};
+    const Tensor *shp[3];
+    if (kind == 0) {
+      pd = fwd;
+      q[0] = dnnl_query_src_md; q[1] = dnnl_query_weights_md; q[2] = dnnl_query_dst_md;
+      shp[0] = &xt; shp[1] = &w4; shp[2] = &yt;
+    } else if (kind == 1) {
+      if (dnnl_convolution_backward_data_primitive_desc_create(&pd, c->eng, dnnl_convolution_direct, xa, wa, ya, strides,
+                                                               dil, pl, pr, fwd, scratch_attr()) != dnnl_success)
+        return nullptr;
+      q[0] = dnnl_query_diff_dst_md; q[1] = dnnl_query_weights_md; q[2] = dnnl_query_diff_src_md;
+      shp[0] = &yt; shp[1] = &w4; shp[2] = &xt;
+    } else {
+      if (dnnl_convolution_backward_weights_primitive_desc_create(&pd, c->eng, dnnl_convolution_direct, xa, wa, nullptr,
+                                                                  ya, strides, dil, pl, pr, fwd,
+                                                                  scratch_attr()) != dnnl_success)
+        return nullptr;
+      q[0] = dnnl_query_diff_dst_md; q[1] = dnnl_query_src_md; q[2] = dnnl_query_diff_weights_md;
+      shp[0] = &yt; shp[1] = &xt; shp[2] = &w4;
+    }
+    e->pd = pd;
+    if (dnnl_primitive_create(&e->conv, pd) != dnnl_success) return nullptr;
+    for (int i = 0; i < 3; ++i) {
+      e->md[i] = dnnl_primitive_desc_query_md(pd, q[i], 0);
+      user_md(&e->user[i], *shp[i]);
+      e->need[i] = !dnnl_memory_desc_equal(e->md[i], e->user[i]);
+      if (e->need[i]) {
+        dnnl_primitive_desc_t rpd;
+        const_dnnl_memory_desc_t from = i < 2 ? e->user[i] : e->md[i];
+        const_dnnl_memory_desc_t to = i < 2 ? e->md[i] : e->user[i];
+        if (dnnl_reorder_primitive_desc_create(&rpd, from, c->eng, to, c->eng, scratch_attr()) != dnnl_success) return nullptr;
+        dnnl_primitive_create(&e->reorder[i], rpd);
+        dnnl_primitive_desc_destroy(rpd);
+      }
+    }
+    return e;
+  });
 }
 
 int reorder(Ctx *c, dnnl_primitive_t r, dnnl_memory_t from, dnnl_memory_t to) {
@@ -474,23 +484,22 @@ int relayout(void **params, int *ndims, int64_t **shapes) {
     return 1;
   }
   std::string key = key_of("reorder", {a.dims[0], a.dims[1], a.dims[2], a.dims[3], a.block, b.block});
-  dnnl_primitive_t prim;
   dnnl_memory_desc_t amd, bmd;
   user_md(&amd, a);
   user_md(&bmd, b);
-  {
-    static std::map<std::string, dnnl_primitive_t> cache;
-    std::lock_guard<std::mutex> lock(g_mu);
-    auto it = cache.find(key);
-    if (it == cache.end()) {
-      dnnl_primitive_desc_t rpd;
-      CHECK(dnnl_reorder_primitive_desc_create(&rpd, amd, c->eng, bmd, c->eng, scratch_attr()));
-      CHECK(dnnl_primitive_create(&prim, rpd));
-      dnnl_primitive_desc_destroy(rpd);
-      cache[key] = prim;
-    } else {
-      prim = it->second;
-    }
+  static std::map<std::string, dnnl_primitive *> relayouts;
+  dnnl_primitive_t prim = cached(relayouts, key, [&]() -> dnnl_primitive_t {
+    dnnl_primitive_desc_t rpd;
+    dnnl_primitive_t made = nullptr;
+    if (dnnl_reorder_primitive_desc_create(&rpd, amd, c->eng, bmd, c->eng, scratch_attr()) != dnnl_success)
+      return nullptr;
+    if (dnnl_primitive_create(&made, rpd) != dnnl_success) made = nullptr;
+    dnnl_primitive_desc_destroy(rpd);
+    return made;
+  });
+  if (!prim) {
+    std::fprintf(stderr, "fast_conv: oneDNN could not create the layout change\n");
+    return 1;
   }
   dnnl_memory_t am, bm;
   CHECK(dnnl_memory_create(&am, amd, c->eng, params[0]));
@@ -528,36 +537,34 @@ Norm *norm_entry(int kind, int fuse, const Tensor &t, float eps) {
   int32_t bits;
   std::memcpy(&bits, &eps, sizeof eps);
   std::string key = key_of("norm", {kind, fuse, t.dims[0], t.dims[1], t.dims[2], t.dims[3], t.block, bits});
-  std::lock_guard<std::mutex> lock(g_mu);
-  auto it = g_norm.find(key);
-  if (it != g_norm.end()) return it->second;
-  Ctx *c = ctx();
-  Norm *n = new Norm();
-  user_md(&n->data, t);
-  vector_md(&n->vec, t.dims[1]);
-  const unsigned flags = dnnl_use_scale | dnnl_use_shift | fuse_flags(fuse);
-  dnnl_primitive_desc_t fwd = nullptr, pd = nullptr;
-  if (kind == 2) {
-    if (dnnl_batch_normalization_forward_primitive_desc_create(&pd, c->eng, dnnl_forward_inference, n->data, n->data,
-                                                               eps, flags | dnnl_use_global_stats,
-                                                               scratch_attr()) != dnnl_success)
-      return nullptr;
-  } else {
-    if (dnnl_batch_normalization_forward_primitive_desc_create(&fwd, c->eng, dnnl_forward_training, n->data, n->data,
-                                                               eps, flags, scratch_attr()) != dnnl_success)
-      return nullptr;
-    if (kind == 0) {
-      pd = fwd;
-    } else if (dnnl_batch_normalization_backward_primitive_desc_create(&pd, c->eng, dnnl_backward, n->data, n->data,
-                                                                      n->data, eps, flags, fwd,
-                                                                      scratch_attr()) != dnnl_success) {
-      return nullptr;
+  return cached(g_norm, key, [&]() -> Norm * {
+    Ctx *c = ctx();
+    Norm *n = new Norm();
+    user_md(&n->data, t);
+    vector_md(&n->vec, t.dims[1]);
+    const unsigned flags = dnnl_use_scale | dnnl_use_shift | fuse_flags(fuse);
+    dnnl_primitive_desc_t fwd = nullptr, pd = nullptr;
+    if (kind == 2) {
+      if (dnnl_batch_normalization_forward_primitive_desc_create(&pd, c->eng, dnnl_forward_inference, n->data, n->data,
+                                                                 eps, flags | dnnl_use_global_stats,
+                                                                 scratch_attr()) != dnnl_success)
+        return nullptr;
+    } else {
+      if (dnnl_batch_normalization_forward_primitive_desc_create(&fwd, c->eng, dnnl_forward_training, n->data, n->data,
+                                                                 eps, flags, scratch_attr()) != dnnl_success)
+        return nullptr;
+      if (kind == 0) {
+        pd = fwd;
+      } else if (dnnl_batch_normalization_backward_primitive_desc_create(&pd, c->eng, dnnl_backward, n->data, n->data,
+                                                                        n->data, eps, flags, fwd,
+                                                                        scratch_attr()) != dnnl_success) {
+        return nullptr;
+      }
     }
-  }
-  if (dnnl_primitive_create(&n->prim, pd) != dnnl_success) return nullptr;
-  if (fuse && kind != 2) n->workspace = dnnl_primitive_desc_query_md(pd, dnnl_query_workspace_md, 0);
-  g_norm[key] = n;
-  return n;
+    if (dnnl_primitive_create(&n->prim, pd) != dnnl_success) return nullptr;
+    if (fuse && kind != 2) n->workspace = dnnl_primitive_desc_query_md(pd, dnnl_query_workspace_md, 0);
+    return n;
+  });
 }
 
 int norm(int kind, int fuse, void **params, int *ndims, int64_t **shapes) {
@@ -632,38 +639,36 @@ std::map<std::string, Pool *> g_pool;
 Pool *pool_entry(int kind, const Tensor &xt, const int32_t *cfg) {
   const int64_t k = cfg[0], s = cfg[1], p = cfg[2];
   std::string key = key_of("pool", {kind, xt.dims[0], xt.dims[1], xt.dims[2], xt.dims[3], xt.block, k, s, p});
-  std::lock_guard<std::mutex> lock(g_mu);
-  auto it = g_pool.find(key);
-  if (it != g_pool.end()) return it->second;
-  Ctx *c = ctx();
-  Pool *e = new Pool();
-  Tensor yt = xt;
-  int64_t pr[2];
-  for (int i = 0; i < 2; ++i) {
-    const int64_t n = xt.dims[2 + i], out = (n + 2 * p - k) / s + 1;
-    yt.dims[2 + i] = out;
-    pr[i] = (out - 1) * s + k - n - p;
-  }
-  user_md(&e->src, xt);
-  user_md(&e->dst, yt);
-  dnnl_dims_t strides = {s, s}, kernel = {k, k}, dil = {0, 0}, pl = {p, p}, pright = {pr[0], pr[1]};
-  dnnl_primitive_desc_t fwd = nullptr, pd = nullptr;
-  if (dnnl_pooling_forward_primitive_desc_create(&fwd, c->eng, kind == 2 ? dnnl_forward_inference
-                                                                           : dnnl_forward_training,
-                                                 dnnl_pooling_max, e->src, e->dst, strides, kernel, dil, pl, pright,
-                                                 scratch_attr()) != dnnl_success)
-    return nullptr;
-  if (kind == 1) {
-    if (dnnl_pooling_backward_primitive_desc_create(&pd, c->eng, dnnl_pooling_max, e->src, e->dst, strides, kernel,
-                                                    dil, pl, pright, fwd, scratch_attr()) != dnnl_success)
+  return cached(g_pool, key, [&]() -> Pool * {
+    Ctx *c = ctx();
+    Pool *e = new Pool();
+    Tensor yt = xt;
+    int64_t pr[2];
+    for (int i = 0; i < 2; ++i) {
+      const int64_t n = xt.dims[2 + i], out = (n + 2 * p - k) / s + 1;
+      yt.dims[2 + i] = out;
+      pr[i] = (out - 1) * s + k - n - p;
+    }
+    user_md(&e->src, xt);
+    user_md(&e->dst, yt);
+    dnnl_dims_t strides = {s, s}, kernel = {k, k}, dil = {0, 0}, pl = {p, p}, pright = {pr[0], pr[1]};
+    dnnl_primitive_desc_t fwd = nullptr, pd = nullptr;
+    if (dnnl_pooling_forward_primitive_desc_create(&fwd, c->eng, kind == 2 ? dnnl_forward_inference
+                                                                             : dnnl_forward_training,
+                                                   dnnl_pooling_max, e->src, e->dst, strides, kernel, dil, pl, pright,
+                                                   scratch_attr()) != dnnl_success)
       return nullptr;
-  } else {
-    pd = fwd;
-  }
-  if (dnnl_primitive_create(&e->prim, pd) != dnnl_success) return nullptr;
-  if (kind != 2) e->workspace = dnnl_primitive_desc_query_md(pd, dnnl_query_workspace_md, 0);
-  g_pool[key] = e;
-  return e;
+    if (kind == 1) {
+      if (dnnl_pooling_backward_primitive_desc_create(&pd, c->eng, dnnl_pooling_max, e->src, e->dst, strides, kernel,
+                                                      dil, pl, pright, fwd, scratch_attr()) != dnnl_success)
+        return nullptr;
+    } else {
+      pd = fwd;
+    }
+    if (dnnl_primitive_create(&e->prim, pd) != dnnl_success) return nullptr;
+    if (kind != 2) e->workspace = dnnl_primitive_desc_query_md(pd, dnnl_query_workspace_md, 0);
+    return e;
+  });
 }
 
 int pool(int kind, int nparam, void **params, int *ndims, int64_t **shapes) {
